@@ -1,0 +1,7 @@
+"""``python -m serialref`` runs the command line."""
+
+import sys
+
+from serialref.cli import main
+
+sys.exit(main())

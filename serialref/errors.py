@@ -1,0 +1,120 @@
+"""One exception hierarchy for everything serialref raises on purpose.
+
+::
+
+    SerialrefError
+    ├─ ConfigError(ValueError)        a setting: key path + reason
+    ├─ TransportError(OSError)
+    │  ├─ PortOpenError               missing, busy or forbidden port, with a hint
+    │  └─ LineLostError               the line went away (unplug, hang-up)
+    ├─ ProtocolError                  .port, .raw (escaped)
+    │  ├─ FramingError
+    │  ├─ RecordError(ValueError)     .column, .reason
+    │  └─ UnexpectedRecordError
+    ├─ RecorderError(OSError)         the journal or PGN file cannot be written (disk full, ...)
+    └─ EngineError                    a chess program behind ``serialref client``
+
+Foreign exceptions (``serial.SerialException``, ``termios.error``, ``OSError``,
+``chess`` errors) are converted once, at the layer that meets them, with
+``raise ... from exc``, so callers above catch only this tree.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "EngineError",
+    "FramingError",
+    "LineLostError",
+    "PortOpenError",
+    "RecorderError",
+    "ProtocolError",
+    "RecordError",
+    "SerialrefError",
+    "TransportError",
+    "UnexpectedRecordError",
+    "escape",
+]
+
+_ESCAPES = {0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+
+
+def escape(data: bytes | str) -> str:
+    """Render bytes from a serial line so they are safe to print or log.
+
+    Terminal escape sequences arrive on serial lines too: everything outside
+    printable ASCII becomes ``\\xNN`` (or ``\\r``, ``\\n``, ``\\t``), and a
+    backslash is doubled so the rendering is unambiguous.
+    """
+    raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
+    if all(0x20 <= byte <= 0x7E and byte != 0x5C for byte in raw):
+        return raw.decode("ascii")
+    parts = []
+    for byte in raw:
+        if byte in _ESCAPES:
+            parts.append(_ESCAPES[byte])
+        elif 0x20 <= byte <= 0x7E:
+            parts.append(chr(byte))
+        else:
+            parts.append(f"\\x{byte:02x}")
+    return "".join(parts)
+
+
+class SerialrefError(Exception):
+    """Base of every error serialref raises deliberately."""
+
+
+class ConfigError(SerialrefError, ValueError):
+    """A configuration value is wrong; the message names the key path."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"{key}: {reason}" if key else reason)
+        self.key = key
+        self.reason = reason
+
+
+class TransportError(SerialrefError, OSError):
+    """A serial port could not be used."""
+
+
+class PortOpenError(TransportError):
+    """A port could not be opened; the message says what the user can do."""
+
+
+class LineLostError(TransportError):
+    """The line went away: cable unplugged, adapter removed or peer hung up."""
+
+
+class ProtocolError(SerialrefError):
+    """Something received on a port breaks the wire profile."""
+
+    def __init__(self, message: str, *, port: str = "", raw: bytes | str = b"") -> None:
+        super().__init__(message)
+        self.port = port
+        self.raw = escape(raw)
+
+
+class FramingError(ProtocolError):
+    """Bytes that cannot form a line (too long, non-printable)."""
+
+
+class RecordError(ProtocolError, ValueError):
+    """A line is not a valid EPD record; names the 1-based column and the reason."""
+
+    def __init__(self, reason: str, *, column: int = 0, port: str = "", raw: bytes | str = b"") -> None:
+        message = f"column {column}: {reason}" if column else reason
+        super().__init__(message, port=port, raw=raw)
+        self.column = column
+        self.reason = reason
+
+
+class UnexpectedRecordError(ProtocolError):
+    """A valid record that makes no sense in the current state."""
+
+
+class RecorderError(SerialrefError, OSError):
+    """A record of the match could not be written; the message names the file and the cause."""
+
+
+class EngineError(SerialrefError):
+    """A chess engine behind ``serialref client`` failed or could not start."""

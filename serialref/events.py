@@ -1,0 +1,158 @@
+"""What happened in a match, as past-tense dataclasses.
+
+The referee publishes these to its listeners: recorders (journal, PGN), which
+must not lose them, and observers (console, Style 12, web), which may drop
+them. Every event is plain data that serialises to JSON with
+:func:`dataclasses.asdict`, so the journal can store it and a restore can read
+it back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStarted:
+    """A match began (or resumed from a journal)."""
+
+    games: int
+    time_control: str
+    ports: tuple[str, str]
+    settings: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSignedOn:
+    """A player registered on a port; ``name`` is its ``tcsi`` program name, if any."""
+
+    port: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSignedOff:
+    """A player left its port (``sign_off``, ``fault`` or a lost line)."""
+
+    port: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSent:
+    """One line the referee wrote; ``left_at`` is the monotonic time the bytes had drained."""
+
+    port: str
+    text: str
+    wall: float
+    left_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class LineReceived:
+    """One line that arrived; ``text`` is already printable (or escaped when ``malformed``)."""
+
+    port: str
+    text: str
+    wall: float
+    at: float
+    malformed: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted:
+    """A game was set up: colours, opening position and the tags sent with ``inform``."""
+
+    game: int
+    white_port: str
+    black_port: str
+    fen: str
+    tags: dict[str, str]
+    opening_moves: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MovePlayed:
+    """A legal move was accepted; clocks are after the move (increment included)."""
+
+    game: int
+    ply: int
+    san: str
+    uci: str
+    elapsed: float
+    remaining: tuple[float, float]
+    consumed: tuple[float, float]
+    moves_made: tuple[int, int]
+    fen: str
+    draw_offer: bool = False
+    analysis: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded:
+    """A game finished; ``termination`` is the PGN Termination tag value."""
+
+    game: int
+    result: str
+    termination: str
+    reason: str
+    fen: str
+    consumed: tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Infraction:
+    """Something a player sent that the referee ignored or punished, for the supervisor."""
+
+    port: str
+    reason: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnded:
+    """The match is over (complete or interrupted)."""
+
+    complete: bool
+    score: tuple[float, float]
+    reason: str = ""
+
+
+MatchEvent = (
+    MatchStarted
+    | PlayerSignedOn
+    | PlayerSignedOff
+    | RecordSent
+    | LineReceived
+    | GameStarted
+    | MovePlayed
+    | GameEnded
+    | Infraction
+    | MatchEnded
+)
+
+EVENT_TYPES: dict[str, type[MatchEvent]] = {
+    cls.__name__: cls
+    for cls in (
+        MatchStarted,
+        PlayerSignedOn,
+        PlayerSignedOff,
+        RecordSent,
+        LineReceived,
+        GameStarted,
+        MovePlayed,
+        GameEnded,
+        Infraction,
+        MatchEnded,
+    )
+}
+
+
+class MatchListener(Protocol):
+    """Receives every event on the referee thread; must return quickly."""
+
+    def handle(self, event: MatchEvent) -> None: ...
+
+    def close(self) -> None: ...

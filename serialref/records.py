@@ -1,0 +1,229 @@
+"""The referee protocol's records and what they mean (EPD spec section 8, PROTOCOL.md 3-4).
+
+Builders for every ``refcom`` record the referee sends, exactly as PROTOCOL.md
+section 3 lays them out, and a reader that turns a player's ``refreq`` record
+into a request. Both sides of the wire (the referee and ``serialref client``)
+use this module, so they cannot disagree about the format.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import chess
+
+from serialref.epd import EpdRecord, Operand, Operation
+from serialref.errors import UnexpectedRecordError
+
+__all__ = [
+    "ROSTER",
+    "Refcom",
+    "Refreq",
+    "conclude",
+    "disconnect",
+    "execute",
+    "fault",
+    "inform",
+    "player_fault",
+    "player_request",
+    "referee_command",
+    "reply",
+    "reset",
+    "respond",
+    "sign_off",
+    "sign_on",
+    "sign_on_identity",
+    "tag_value",
+]
+
+ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+"""The PGN Seven Tag Roster, in roster order (spec 8.1.5)."""
+
+
+class Refcom(enum.StrEnum):
+    """Referee commands (spec 8.1)."""
+
+    CONCLUDE = "conclude"
+    DISCONNECT = "disconnect"
+    EXECUTE = "execute"
+    FAULT = "fault"
+    INFORM = "inform"
+    RESET = "reset"
+    RESPOND = "respond"
+
+
+class Refreq(enum.StrEnum):
+    """Player requests (spec 8.2)."""
+
+    FAULT = "fault"
+    REPLY = "reply"
+    SIGN_OFF = "sign_off"
+    SIGN_ON = "sign_on"
+
+
+_UNQUOTABLE = re.compile(r'[^\x20-\x21\x23-\x7e]')
+
+
+def tag_value(text: str) -> str:
+    """Make any text safe as an EPD string operand (and so as a PGN tag value).
+
+    Names and reasons come from the command line and from players; an EPD
+    string holds fewer than 256 bytes of printable ASCII and no quote.
+    """
+    cleaned = _UNQUOTABLE.sub("?", text.replace('"', "'"))
+    return cleaned[:255]
+
+
+def _record(command: Refcom, board: chess.Board, *operations: Operation) -> EpdRecord:
+    # PROTOCOL.md 2: every record naming a game position carries fmvn and hmvc.
+    return EpdRecord.from_board(
+        board,
+        Operation("refcom", (Operand(command.value),)),
+        Operation("fmvn", (Operand(str(board.fullmove_number)),)),
+        Operation("hmvc", (Operand(str(board.halfmove_clock)),)),
+        *operations,
+    )
+
+
+def _clock_operation(consumed: tuple[int, int]) -> Operation:
+    from serialref.epd import clock_text
+
+    return Operation("cc", (Operand(clock_text(consumed[0])), Operand(clock_text(consumed[1]))))
+
+
+def reset(board: chess.Board) -> EpdRecord:
+    """``refcom reset`` with the next game's initial position."""
+    return _record(Refcom.RESET, board)
+
+
+def inform(board: chess.Board, tags: Iterable[tuple[str, str]]) -> EpdRecord:
+    """``refcom inform`` carrying ``ptp`` tag pairs in the order given."""
+    operands: list[Operand] = []
+    for name, value in tags:
+        operands.append(Operand(name))
+        operands.append(Operand(tag_value(value), quoted=True))
+    return _record(Refcom.INFORM, board, Operation("ptp", tuple(operands)))
+
+
+def respond(
+    board_before: chess.Board,
+    consumed: tuple[int, int],
+    move: chess.Move | None,
+    *,
+    draw_offer: bool = False,
+) -> EpdRecord:
+    """``refcom respond``: the position before the opponent's move, that move and the clocks.
+
+    For the first move of a game (or after a restore) there is no ``sm``: the
+    position is the current one.
+    """
+    operations = [_clock_operation(consumed)]
+    if move is not None:
+        operations.append(Operation("sm", (Operand(board_before.san(move)),)))
+        if draw_offer:
+            operations.append(Operation("draw_offer"))
+    return _record(Refcom.RESPOND, board_before, *operations)
+
+
+def execute(board_before: chess.Board, move: chess.Move) -> EpdRecord:
+    """``refcom execute``: replay one move of the game (restore, PROTOCOL.md 6)."""
+    return _record(Refcom.EXECUTE, board_before, Operation("sm", (Operand(board_before.san(move)),)))
+
+
+def conclude(board: chess.Board, consumed: tuple[int, int]) -> EpdRecord:
+    """``refcom conclude`` with the final position and the final clocks."""
+    return _record(Refcom.CONCLUDE, board, _clock_operation(consumed))
+
+
+def fault(board: chess.Board, reason: str) -> EpdRecord:
+    """``refcom fault`` with a short reason in ``c0``."""
+    return _record(Refcom.FAULT, board, Operation("c0", (Operand(tag_value(reason), quoted=True),)))
+
+
+def disconnect(board: chess.Board) -> EpdRecord:
+    """``refcom disconnect``: the referee stops talking to this player."""
+    return _record(Refcom.DISCONNECT, board)
+
+
+def referee_command(record: EpdRecord) -> Refcom:
+    """The command of a record from the referee; raises UnexpectedRecordError otherwise."""
+    return _command(record, "refcom", Refcom)
+
+
+def player_request(record: EpdRecord) -> Refreq:
+    """The request of a record from a player; raises UnexpectedRecordError otherwise."""
+    return _command(record, "refreq", Refreq)
+
+
+_Command = TypeVar("_Command", Refcom, Refreq)
+
+
+def _command(record: EpdRecord, opcode: str, kind: type[_Command]) -> _Command:
+    operands = record.operand_texts(opcode)
+    if not operands:
+        raise UnexpectedRecordError(f"record has no {opcode} operation")
+    if len(operands) != 1:
+        raise UnexpectedRecordError(f"{opcode} takes one operand, got {len(operands)}")
+    try:
+        return kind(operands[0])
+    except ValueError:
+        allowed = ", ".join(sorted(member.value for member in kind))
+        raise UnexpectedRecordError(
+            f"unknown {opcode} {operands[0]!r} (expected one of {allowed})"
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class SignOn:
+    """A ``sign_on`` request; ``name`` is the program name from ``tcsi`` if given."""
+
+    name: str | None
+    address: str | None
+
+
+def sign_on_identity(record: EpdRecord) -> SignOn:
+    """Read the optional ``tcsi "<address>" "<program name>"`` of a sign-on."""
+    operands: Sequence[str] = record.operand_texts("tcsi")
+    address = operands[0] if len(operands) >= 1 and operands[0] else None
+    name = operands[1] if len(operands) >= 2 and operands[1] else None
+    return SignOn(name=name, address=address)
+
+
+def _request(request: Refreq, board: chess.Board, *operations: Operation) -> EpdRecord:
+    return EpdRecord.from_board(board, Operation("refreq", (Operand(request.value),)), *operations)
+
+
+def sign_on(board: chess.Board, name: str | None = None, address: str = "") -> EpdRecord:
+    """``refreq sign_on``, with ``tcsi`` when the player has a name to give."""
+    if name is None:
+        return _request(Refreq.SIGN_ON, board)
+    identity = (Operand(tag_value(address), quoted=True), Operand(tag_value(name), quoted=True))
+    return _request(Refreq.SIGN_ON, board, Operation("tcsi", identity))
+
+
+def sign_off(board: chess.Board) -> EpdRecord:
+    """``refreq sign_off``: the player leaves."""
+    return _request(Refreq.SIGN_OFF, board)
+
+
+def player_fault(board: chess.Board, reason: str) -> EpdRecord:
+    """``refreq fault`` with the reason in ``c0``."""
+    return _request(
+        Refreq.FAULT, board, Operation("c0", (Operand(tag_value(reason), quoted=True),))
+    )
+
+
+def reply(board: chess.Board, move: chess.Move | None, *extra: Operation) -> EpdRecord:
+    """``refreq reply`` from ``board`` (the position to move in) with ``sm`` in SAN.
+
+    ``extra`` carries the optional operations: ``draw_offer``, ``draw_claim``,
+    ``resign``, ``ce``, ``pv`` and so on.
+    """
+    operations = list(extra)
+    if move is not None:
+        operations.append(Operation("sm", (Operand(board.san(move)),)))
+    return _request(Refreq.REPLY, board, *operations)
