@@ -12,10 +12,13 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from serialref import __version__
 from serialref.errors import SerialrefError
+
+if TYPE_CHECKING:
+    from serialref.config import MatchConfig
 
 LOGGER = logging.getLogger(__name__)
 
@@ -68,7 +71,9 @@ def _exit_code_for(exc: SerialrefError) -> int:
 
 def _setup_logging(args: argparse.Namespace) -> None:
     level = logging.DEBUG if args.debug else getattr(logging, args.log_level.upper())
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,12 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serial-line chess referee speaking the EPD referee protocol.",
         parents=[_common_options(argparse.SUPPRESS)],
     )
-    parser.set_defaults(debug=False, log_level="warning")
+    parser.set_defaults(debug=False, log_level="warning", handler=None)
     # Sub-parsers repeat the options with SUPPRESS defaults so that
     # `serialref --debug run ...` and `serialref run --debug ...` both work.
     common = _common_options(argparse.SUPPRESS)
     parser.add_argument("--version", action="version", version=f"serialref {__version__}")
     verbs = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_run_verb(verbs, common)
+    _add_demo_verb(verbs, common)
+    _add_client_verb(verbs, common)
+    _add_config_verbs(verbs, common)
+    _add_ports_verb(verbs, common)
     _add_epd_verbs(verbs, common)
     return parser
 
@@ -102,15 +112,20 @@ def _common_options(default: object) -> argparse.ArgumentParser:
     return common
 
 
-def _add_epd_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser],
-                   common: argparse.ArgumentParser) -> None:
+def _add_epd_verbs(
+    verbs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     epd = verbs.add_parser("epd", parents=[common], help="process EPD files (spec section 7)")
     epd_verbs = epd.add_subparsers(title="EPD verbs", metavar="VERB")
 
     normalize = epd_verbs.add_parser(
-        "normalize", parents=[common], help="write the normalised form of each record (spec 7.1 pfdn)"
+        "normalize",
+        parents=[common],
+        help="write the normalised form of each record (spec 7.1 pfdn)",
     )
-    normalize.add_argument("file", nargs="?", default="-", help="EPD file, or - for stdin (default)")
+    normalize.add_argument(
+        "file", nargs="?", default="-", help="EPD file, or - for stdin (default)"
+    )
     normalize.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     normalize.set_defaults(handler=_run_epd_normalize)
 
@@ -171,3 +186,225 @@ def _open_output(stack: ExitStack, path: str) -> TextIO:
         return stack.enter_context(Path(path).open("w", encoding="ascii", newline="\n"))
     except OSError as exc:
         raise SerialrefError(f"cannot write {path!r}: {exc.strerror}") from exc
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _add_run_verb(
+    verbs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    run = verbs.add_parser(
+        "run",
+        parents=[common],
+        help="referee a match between the players on two serial ports",
+        description="Referee a match between the players on PORT_A and PORT_B (device paths "
+        "or pyserial URLs). The player on PORT_A has White in game 1; colours alternate. "
+        "Every option can also come from the --config file; the command line wins. "
+        f"Exit codes: {EXIT_OK} match complete, {EXIT_USAGE} bad usage or configuration, "
+        f"{EXIT_PORT} a port cannot be opened, {EXIT_INTERRUPTED} match interrupted "
+        f"(SIGTERM/SIGINT), {EXIT_FAILURE} another error (a record could not be written).",
+    )
+    run.add_argument("port_a", nargs="?", metavar="PORT_A", help="player A's port")
+    run.add_argument("port_b", nargs="?", metavar="PORT_B", help="player B's port")
+    _add_match_options(run)
+    run.set_defaults(handler=_run_match)
+
+
+def _add_match_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, help="TOML configuration file")
+    parser.add_argument("--games", type=int, help="games to play (default 1)")
+    parser.add_argument("--tc", help="PGN TimeControl, e.g. 300+3 or 40/7200:3600 (default 300+3)")
+    parser.add_argument("--fen", help="start every game from this position")
+    parser.add_argument(
+        "--openings", type=Path, help="EPD or PGN file; each opening is played with both colours"
+    )
+    parser.add_argument("--pgn", type=Path, help="append finished games to this PGN file")
+    parser.add_argument("--journal", type=Path, help="JSON Lines transcript of the match")
+    parser.add_argument("--event", help="PGN Event tag")
+    parser.add_argument("--site", help="PGN Site tag (default: this host's name)")
+    parser.add_argument("--name-a", help="player A's name (default: its sign-on name)")
+    parser.add_argument("--name-b", help="player B's name (default: its sign-on name)")
+    parser.add_argument(
+        "--reset-delay",
+        type=float,
+        metavar="SECONDS",
+        help="wait after reset (default 5, spec 8.1.6)",
+    )
+    parser.add_argument(
+        "--conclude-delay",
+        type=float,
+        metavar="SECONDS",
+        help="wait after conclude (default 5, spec 8.1.1)",
+    )
+    parser.add_argument("--baud", type=int, help="line rate of both ports (default 9600)")
+    parser.add_argument("--newline", choices=["crlf", "lf"], help="line end sent (default crlf)")
+    parser.add_argument(
+        "--on-infraction",
+        choices=["forfeit", "fault"],
+        help="a rules infraction loses the game (forfeit, default) or stops the "
+        "clocks and calls the supervisor (fault)",
+    )
+    parser.add_argument(
+        "--rejoin-window",
+        type=float,
+        metavar="SECONDS",
+        help="how long a player that left may take to come back",
+    )
+
+
+_MATCH_OPTIONS = (
+    "port_a",
+    "port_b",
+    "games",
+    "tc",
+    "fen",
+    "openings",
+    "pgn",
+    "journal",
+    "event",
+    "site",
+    "name_a",
+    "name_b",
+    "reset_delay",
+    "conclude_delay",
+    "baud",
+    "newline",
+    "on_infraction",
+    "rejoin_window",
+)
+
+
+def _match_config(args: argparse.Namespace) -> MatchConfig:
+    from serialref.config import load_config
+
+    overrides = {name: getattr(args, name, None) for name in _MATCH_OPTIONS}
+    return load_config(args.config, overrides)
+
+
+def _run_match(args: argparse.Namespace) -> int:
+    from serialref.referee import run_referee
+
+    config = _match_config(args)
+    complete = run_referee(config, console=sys.stdout if sys.stdout.isatty() else None)
+    return EXIT_OK if complete else EXIT_INTERRUPTED
+
+
+# -------------------------------------------------------------------------- demo
+
+
+def _add_demo_verb(
+    verbs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    demo = verbs.add_parser(
+        "demo",
+        parents=[common],
+        help="play a short match between built-in players over virtual null-modem cables",
+    )
+    demo.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("serialref-demo"),
+        help="where the PGN and journal go (default ./serialref-demo)",
+    )
+    demo.add_argument("--games", type=int, default=2, help="games to play (default 2)")
+    demo.add_argument("--tc", default="60+1", help="time control (default 60+1)")
+    demo.set_defaults(handler=_run_demo)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from serialref.demo import run_demo
+
+    result = run_demo(args.dir, games=args.games, tc=args.tc, console=sys.stdout)
+    print(f"PGN:     {result.pgn}")
+    print(f"journal: {result.journal}")
+    print(f"player logs: {', '.join(str(path) for path in result.player_logs)}")
+    return EXIT_OK if result.complete else EXIT_INTERRUPTED
+
+
+# ------------------------------------------------------------------------ client
+
+
+def _add_client_verb(
+    verbs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    client = verbs.add_parser(
+        "client",
+        parents=[common],
+        help="play on a serial line for a built-in player or a UCI/XBoard engine",
+    )
+    client.add_argument("port", metavar="PORT", help="device path or pyserial URL")
+    client.add_argument(
+        "--player",
+        choices=["random", "greedy"],
+        default="random",
+        help="built-in player (default random)",
+    )
+    client.add_argument("--seed", type=int, help="seed of a built-in player's choices")
+    client.add_argument("--name", help="name given at sign-on (default: the player's own)")
+    client.add_argument("--baud", type=int, default=9600, help="line rate (default 9600)")
+    client.add_argument(
+        "--newline", choices=["crlf", "lf"], default="crlf", help="line end sent (default crlf)"
+    )
+    client.add_argument("--log", type=Path, help="log every line in and out to this file")
+    client.set_defaults(handler=_run_client)
+
+
+def _run_client(args: argparse.Namespace) -> int:
+    from serialref.client import make_builtin_player
+    from serialref.client.runner import run_client
+    from serialref.transport import PortSettings
+
+    player = make_builtin_player(args.player, args.seed)
+    return run_client(
+        args.port,
+        player,
+        settings=PortSettings(baudrate=args.baud),
+        newline=b"\r\n" if args.newline == "crlf" else b"\n",
+        name=args.name,
+        log_path=args.log,
+    )
+
+
+# ------------------------------------------------------------------ config, ports
+
+
+def _add_config_verbs(
+    verbs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    config = verbs.add_parser("config", parents=[common], help="work with configuration files")
+    config_verbs = config.add_subparsers(title="config verbs", metavar="VERB")
+    check = config_verbs.add_parser(
+        "check", parents=[common], help="validate a configuration file without opening ports"
+    )
+    check.add_argument("file", type=Path, help="TOML configuration file")
+    check.set_defaults(handler=_run_config_check)
+
+
+def _run_config_check(args: argparse.Namespace) -> int:
+    from serialref.config import check_config
+    from serialref.errors import ConfigError
+
+    try:
+        check_config(args.file)
+    except ConfigError as exc:
+        print(f"{args.file}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{args.file}: ok")
+    return EXIT_OK
+
+
+def _add_ports_verb(
+    verbs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    ports = verbs.add_parser(
+        "ports", parents=[common], help="list serial ports and the udev rules that name them"
+    )
+    ports.set_defaults(handler=_run_ports)
+
+
+def _run_ports(args: argparse.Namespace) -> int:
+    from serialref.ports import format_ports, list_serial_ports
+
+    print(format_ports(list_serial_ports()))
+    return EXIT_OK

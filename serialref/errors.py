@@ -27,9 +27,9 @@ __all__ = [
     "FramingError",
     "LineLostError",
     "PortOpenError",
-    "RecorderError",
     "ProtocolError",
     "RecordError",
+    "RecorderError",
     "SerialrefError",
     "TransportError",
     "UnexpectedRecordError",
@@ -101,7 +101,9 @@ class FramingError(ProtocolError):
 class RecordError(ProtocolError, ValueError):
     """A line is not a valid EPD record; names the 1-based column and the reason."""
 
-    def __init__(self, reason: str, *, column: int = 0, port: str = "", raw: bytes | str = b"") -> None:
+    def __init__(
+        self, reason: str, *, column: int = 0, port: str = "", raw: bytes | str = b""
+    ) -> None:
         message = f"column {column}: {reason}" if column else reason
         super().__init__(message, port=port, raw=raw)
         self.column = column

@@ -65,7 +65,7 @@ class Refreq(enum.StrEnum):
     SIGN_ON = "sign_on"
 
 
-_UNQUOTABLE = re.compile(r'[^\x20-\x21\x23-\x7e]')
+_UNQUOTABLE = re.compile(r"[^\x20-\x21\x23-\x7e]")
 
 
 def tag_value(text: str) -> str:
@@ -131,7 +131,9 @@ def respond(
 
 def execute(board_before: chess.Board, move: chess.Move) -> EpdRecord:
     """``refcom execute``: replay one move of the game (restore, PROTOCOL.md 6)."""
-    return _record(Refcom.EXECUTE, board_before, Operation("sm", (Operand(board_before.san(move)),)))
+    return _record(
+        Refcom.EXECUTE, board_before, Operation("sm", (Operand(board_before.san(move)),))
+    )
 
 
 def conclude(board: chess.Board, consumed: tuple[int, int]) -> EpdRecord:

@@ -1,0 +1,264 @@
+"""How a game ends, and what a player's reply means (PROTOCOL.md sections 4-5).
+
+Pure rules on top of python-chess: no I/O, no clocks. :class:`RefereeGame` keeps
+the board with its history and an incremental table of position counts, so
+checking repetitions costs the same at ply 400 as at ply 4 (python-chess's own
+``is_repetition`` replays the move stack). :func:`judge_reply` turns a ``reply``
+record into a :class:`Ruling` the match acts on; infractions are rulings, not
+exceptions.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+import chess
+
+from serialref.epd import EpdRecord
+from serialref.errors import RecordError
+
+__all__ = [
+    "RefereeGame",
+    "ReplyKind",
+    "Ruling",
+    "Termination",
+    "Verdict",
+    "judge_reply",
+]
+
+
+class Termination(enum.StrEnum):
+    """PGN ``Termination`` tag values (PGN standard 9.8.1)."""
+
+    NORMAL = "normal"
+    TIME_FORFEIT = "time forfeit"
+    RULES_INFRACTION = "rules infraction"
+    ABANDONED = "abandoned"
+    EMERGENCY = "emergency"
+    ADJUDICATION = "adjudication"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The end of a game: PGN result, Termination tag and a reason for people."""
+
+    result: str
+    termination: Termination
+    reason: str
+
+    @classmethod
+    def win(cls, winner: chess.Color, termination: Termination, reason: str) -> Verdict:
+        return cls("1-0" if winner == chess.WHITE else "0-1", termination, reason)
+
+    @classmethod
+    def draw(cls, reason: str, termination: Termination = Termination.NORMAL) -> Verdict:
+        return cls("1/2-1/2", termination, reason)
+
+    @classmethod
+    def unfinished(cls, termination: Termination, reason: str) -> Verdict:
+        return cls("*", termination, reason)
+
+
+def _colour(side: chess.Color) -> str:
+    return "White" if side == chess.WHITE else "Black"
+
+
+class RefereeGame:
+    """The board of one game with an O(1) repetition table."""
+
+    def __init__(self, board: chess.Board) -> None:
+        self.board = board
+        self._counts: Counter[Hashable] = Counter()
+        replay = chess.Board(board.root().fen()) if board.move_stack else board.copy(stack=False)
+        self._counts[replay._transposition_key()] += 1
+        for move in board.move_stack:
+            replay.push(move)
+            self._counts[replay._transposition_key()] += 1
+
+    @property
+    def turn(self) -> chess.Color:
+        return self.board.turn
+
+    def occurrences(self) -> int:
+        """How often the current position has occurred (spec 6.22 ``rc``)."""
+        return self._counts[self.board._transposition_key()]
+
+    def push(self, move: chess.Move) -> None:
+        self.board.push(move)
+        self._counts[self.board._transposition_key()] += 1
+
+    def automatic_verdict(self) -> Verdict | None:
+        """Endings the referee declares without a claim (PROTOCOL.md 5)."""
+        board = self.board
+        if not any(board.generate_legal_moves()):
+            if board.is_check():
+                return Verdict.win(
+                    not board.turn, Termination.NORMAL, f"{_colour(not board.turn)} mates"
+                )
+            return Verdict.draw("stalemate")
+        if board.is_insufficient_material():
+            return Verdict.draw("dead position: neither side can mate")
+        if self.occurrences() >= 5:
+            return Verdict.draw("fivefold repetition")
+        if board.halfmove_clock >= 150:
+            return Verdict.draw("seventy-five-move rule")
+        return None
+
+    def claim_reason(self, move: chess.Move | None = None) -> str | None:
+        """Why a draw claim holds now, or after ``move``; None when it does not."""
+        if move is None:
+            if self.occurrences() >= 3:
+                return "threefold repetition"
+            if self.board.halfmove_clock >= 100:
+                return "fifty-move rule"
+            return None
+        self.push(move)
+        try:
+            return self.claim_reason()
+        finally:
+            self._counts[self.board._transposition_key()] -= 1
+            self.board.pop()
+
+    def flag_verdict(self, flagged: chess.Color) -> Verdict:
+        """A flag fell: a loss, or a draw when the opponent cannot mate by any legal sequence."""
+        if self.board.has_insufficient_material(not flagged):
+            return Verdict.draw(
+                f"{_colour(flagged)} lost on time but {_colour(not flagged)} cannot mate",
+                Termination.TIME_FORFEIT,
+            )
+        return Verdict.win(
+            not flagged, Termination.TIME_FORFEIT, f"{_colour(flagged)} lost on time"
+        )
+
+
+class ReplyKind(enum.Enum):
+    """What a reply amounts to."""
+
+    MOVE = "move"
+    RESIGN = "resign"
+    DRAW_AGREED = "draw agreed"
+    DRAW_CLAIMED = "draw claimed"
+    INFRACTION = "rules infraction"
+
+
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """The referee's decision on one reply."""
+
+    kind: ReplyKind
+    reason: str = ""
+    move: chess.Move | None = None
+    draw_offer: bool = False
+    notes: tuple[str, ...] = ()
+    analysis: dict[str, str] = field(default_factory=dict)
+
+
+# Pairs the EPD spec (6.9-6.12, 6.25) says must not appear together.
+_CONTRADICTIONS = (
+    ("resign", "draw_accept"),
+    ("resign", "draw_claim"),
+    ("resign", "draw_reject"),
+    ("resign", "draw_offer"),
+    ("draw_accept", "draw_reject"),
+    ("draw_accept", "draw_offer"),
+    ("draw_claim", "draw_offer"),
+)
+
+_ANALYSIS = ("ce", "acn", "acs", "pv")
+
+
+def positions_match(record: EpdRecord, board: chess.Board) -> bool:
+    """Whether a player's four position fields name ``board``.
+
+    PROTOCOL.md 2: an en passant square that allows no legal capture counts
+    as ``-``, because players built on python-chess omit it.
+    """
+    placement, turn, castling, _ = board.fen(en_passant="fen").split(" ", 4)[:4]
+    if (record.placement, record.active, record.castling) != (placement, turn, castling):
+        return False
+    if record.en_passant == (
+        chess.square_name(board.ep_square) if board.ep_square is not None else "-"
+    ):
+        return True
+    legal_ep = board.fen(en_passant="legal").split(" ")[3]
+    if record.en_passant == legal_ep:
+        return True
+    if legal_ep != "-":
+        return False
+    # Some other square: harmless exactly when it allows no legal capture either.
+    try:
+        square = chess.parse_square(record.en_passant)
+    except ValueError:
+        return False
+    probe = board.copy(stack=False)
+    probe.ep_square = square
+    return not probe.has_legal_en_passant()
+
+
+def judge_reply(game: RefereeGame, record: EpdRecord, *, offer_pending: bool) -> Ruling:
+    """Decide what a ``reply`` in turn means (PROTOCOL.md 4 and 5).
+
+    ``offer_pending`` says the opponent offered a draw with its last move.
+    The game is not changed; the caller pushes the move of a MOVE ruling.
+    """
+    board = game.board
+    analysis = {
+        opcode: " ".join(record.operand_texts(opcode)) for opcode in _ANALYSIS if opcode in record
+    }
+    if not positions_match(record, board):
+        return Ruling(
+            ReplyKind.INFRACTION,
+            f"wrong position {record.position!r}, expected "
+            f"{board.fen(en_passant='fen').rsplit(' ', 2)[0]!r}",
+        )
+    for first, second in _CONTRADICTIONS:
+        if first in record and second in record:
+            return Ruling(ReplyKind.INFRACTION, f"contradictory opcodes {first} and {second}")
+    if "resign" in record:
+        return Ruling(ReplyKind.RESIGN, f"{_colour(board.turn)} resigns", analysis=analysis)
+
+    notes: list[str] = []
+    move: chess.Move | None = None
+    if "sm" in record:
+        try:
+            move = record.move("sm", board)
+        except RecordError as exc:
+            return Ruling(ReplyKind.INFRACTION, f"illegal or unreadable move: {exc.reason}")
+
+    if "draw_accept" in record:
+        if offer_pending:
+            return Ruling(ReplyKind.DRAW_AGREED, "draw agreed", analysis=analysis)
+        if move is None:
+            return Ruling(
+                ReplyKind.INFRACTION, "draw_accept without a draw offer and without a move"
+            )
+        notes.append("draw_accept ignored: no draw was offered")
+
+    if "draw_claim" in record:
+        reason = game.claim_reason()
+        if reason is None and move is not None:
+            reason = game.claim_reason(move)
+            if reason is not None:
+                return Ruling(
+                    ReplyKind.DRAW_CLAIMED, f"draw claimed: {reason}", move=move, analysis=analysis
+                )
+        elif reason is not None:
+            return Ruling(ReplyKind.DRAW_CLAIMED, f"draw claimed: {reason}", analysis=analysis)
+        if move is None:
+            return Ruling(ReplyKind.INFRACTION, "draw claim that does not hold, without a move")
+        notes.append("draw claim does not hold: the move stands")
+
+    if move is None:
+        return Ruling(ReplyKind.INFRACTION, "reply without a move (sm)")
+    if offer_pending:
+        notes.append("the opponent's draw offer lapsed")
+    return Ruling(
+        ReplyKind.MOVE,
+        move=move,
+        draw_offer="draw_offer" in record,
+        notes=tuple(notes),
+        analysis=analysis,
+    )

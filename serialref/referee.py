@@ -1,0 +1,115 @@
+"""``serialref run``: a referee assembled from a configuration.
+
+Turns a validated :class:`serialref.config.MatchConfig` into match settings,
+port plans and listeners (journal, PGN, console, systemd), runs the daemon and
+closes everything, whatever happens.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Sequence
+from contextlib import ExitStack
+from typing import TextIO
+
+from serialref.clock import TimeControl
+from serialref.config import MatchConfig, require_port_paths
+from serialref.daemon import PortPlan, RefereeDaemon
+from serialref.events import GameEnded, GameStarted, MatchEvent, MatchListener, MovePlayed
+from serialref.match import MatchSettings, Opening
+from serialref.notify import SystemdNotifier
+from serialref.observers.console import ConsoleObserver
+from serialref.openings import load_openings, opening_from_fen
+from serialref.recorders.journal import JournalRecorder
+from serialref.recorders.pgn import PgnRecorder
+
+LOGGER = logging.getLogger(__name__)
+
+__all__ = ["match_settings", "port_plans", "run_referee"]
+
+
+def match_settings(config: MatchConfig) -> MatchSettings:
+    """The referee's view of a configuration (openings read, time control parsed)."""
+    if config.openings is not None:
+        openings = load_openings(config.openings)
+    elif config.fen is not None:
+        openings = (opening_from_fen(config.fen),)
+    else:
+        openings = (Opening(),)
+    return MatchSettings(
+        games=config.games,
+        time_control=TimeControl.parse(config.tc),
+        openings=openings,
+        event=config.event,
+        site=config.site or socket.gethostname(),
+        names=(config.port_a.name, config.port_b.name),
+        reset_delay=config.reset_delay,
+        conclude_delay=config.conclude_delay,
+        on_infraction=config.on_infraction,
+        rejoin_window=config.rejoin_window,
+    )
+
+
+def port_plans(config: MatchConfig) -> tuple[PortPlan, PortPlan]:
+    """Both ports' paths and line settings; a missing path is a ConfigError."""
+    path_a, path_b = require_port_paths(config)
+    return (
+        PortPlan("a", path_a, config.port_a.settings, config.port_a.newline),
+        PortPlan("b", path_b, config.port_b.settings, config.port_b.newline),
+    )
+
+
+class SystemdStatusObserver:
+    """Keeps systemd's ``STATUS=`` on the game and move in progress."""
+
+    def __init__(self, notifier: SystemdNotifier) -> None:
+        self._notifier = notifier
+        self._game = ""
+
+    def handle(self, event: MatchEvent) -> None:
+        if isinstance(event, GameStarted):
+            self._game = f"game {event.game}: {event.tags['White']} - {event.tags['Black']}"
+            self._notifier.status(self._game)
+        elif isinstance(event, MovePlayed):
+            self._notifier.status(f"{self._game}, ply {event.ply} {event.san}")
+        elif isinstance(event, GameEnded):
+            self._notifier.status(f"game {event.game} ended {event.result} ({event.reason})")
+
+    def close(self) -> None:
+        self._notifier.close()
+
+
+def run_referee(
+    config: MatchConfig,
+    *,
+    console: TextIO | None = None,
+    extra_listeners: Sequence[MatchListener] = (),
+) -> bool:
+    """Play the configured match; True when complete, False when stopped."""
+    settings = match_settings(config)
+    plans = port_plans(config)
+    notifier = SystemdNotifier()
+    with ExitStack() as stack:
+        listeners: list[MatchListener] = []
+        if config.journal is not None:
+            listeners.append(JournalRecorder(config.journal))
+        if config.pgn is not None:
+            listeners.append(PgnRecorder(config.pgn))
+        if console is not None:
+            listeners.append(ConsoleObserver(console))
+        listeners.extend(extra_listeners)
+        listeners.append(SystemdStatusObserver(notifier))
+        for listener in listeners:
+            stack.callback(listener.close)
+        daemon = RefereeDaemon(
+            settings,
+            plans,
+            listeners,
+            on_ready=notifier.ready,
+            on_idle=notifier.watchdog,
+            idle_interval=notifier.watchdog_interval(),
+        )
+        complete = daemon.run()
+        notifier.stopping()
+    return complete
