@@ -469,12 +469,13 @@ class MatchReferee:
             move,
             draw_offer=self._offer_pending and move is not None,
         )
-        sent_at = self._send(port, record)
-        if sent_at is None:
-            return
-        session.fire("respond_sent")
+        # A player that is away is told when it comes back (restore), but its
+        # clock runs as a real one would: its flag may fall while it is away.
+        sent_at = self._send(port, record) if session.signed_on else None
+        if sent_at is not None:
+            session.fire("respond_sent")
         if not restore:
-            self.chess_clock.start(self.game.turn, sent_at)
+            self.chess_clock.start(self.game.turn, self._clock() if sent_at is None else sent_at)
 
     def _board_before_last(self) -> chess.Board:
         assert self.game is not None

@@ -1,0 +1,554 @@
+"""The match referee record by record, on a fake wire with a fake clock (no ports, no sleeps)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import chess
+import pytest
+
+from serialref import records
+from serialref.clock import TimeControl
+from serialref.epd import EpdRecord, Operation, format_record, parse_record
+from serialref.events import (
+    GameEnded,
+    GameStarted,
+    Infraction,
+    MatchEnded,
+    MatchEvent,
+    MovePlayed,
+)
+from serialref.match import MatchReferee, MatchSettings, MatchState, Opening
+from serialref.session import SessionState
+
+START = chess.STARTING_FEN
+WALL = 1_795_000_000.0  # 2026-11-18, a fixed wall clock for the Date tag
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FakeWire:
+    """Collects what the referee sends; every write 'drains' at the fake clock's time."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.sent: list[tuple[str, str]] = []
+        self.line_delay = 0.0
+
+    def send(self, port: str, text: str) -> float:
+        self.sent.append((port, text))
+        return self.clock.now
+
+    def transmission_time(self, port: str, nbytes: int) -> float:
+        return self.line_delay * nbytes
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.events: list[MatchEvent] = []
+
+    def handle(self, event: MatchEvent) -> None:
+        self.events.append(event)
+
+    def close(self) -> None:
+        pass
+
+    def of(self, kind: type) -> list:  # type: ignore[type-arg]
+        return [event for event in self.events if isinstance(event, kind)]
+
+
+class Harness:
+    def __init__(self, **settings: object) -> None:
+        self.clock = FakeClock()
+        self.wire = FakeWire(self.clock)
+        self.events = Collector()
+        defaults: dict[str, object] = {
+            "time_control": TimeControl.parse("60+1"),
+            "event": "Test",
+            "site": "Lab",
+        }
+        defaults.update(settings)
+        self.referee = MatchReferee(
+            MatchSettings(**defaults),  # type: ignore[arg-type]
+            self.wire,
+            [self.events],
+            clock=self.clock,
+            wall_clock=lambda: WALL,
+        )
+        self.referee.start()
+        self.board = chess.Board()
+
+    # what the players say
+    def send(self, port: str, record: EpdRecord) -> None:
+        self.referee.on_line(port, format_record(record), self.clock.now)
+
+    def sign_on(self, port: str, name: str | None = None) -> None:
+        self.send(port, records.sign_on(chess.Board(), name))
+
+    def move(self, port: str, san: str, *extra: Operation, think: float = 1.0) -> None:
+        self.clock.now += think
+        self.send(port, records.reply(self.board, self.board.parse_san(san), *extra))
+        self.board.push_san(san)
+
+    def reply(self, port: str, *extra: Operation, think: float = 1.0) -> None:
+        self.clock.now += think
+        self.send(port, records.reply(self.board, None, *extra))
+
+    def advance(self, seconds: float) -> None:
+        self.clock.now += seconds
+        self.referee.on_timer()
+
+    def start_game(self, fen: str = START) -> None:
+        self.sign_on("a", "Alpha")
+        self.sign_on("b", "Beta")
+        self.advance(5.0)
+        self.board = chess.Board(fen)
+
+    # what the players got
+    def lines(self, port: str) -> list[str]:
+        return [text for sent_port, text in self.wire.sent if sent_port == port]
+
+    def commands(self, port: str) -> list[str]:
+        return [records.referee_command(parse_record(text)).value for text in self.lines(port)]
+
+    def last(self, port: str) -> EpdRecord:
+        return parse_record(self.lines(port)[-1])
+
+    def ended(self) -> GameEnded:
+        (ended,) = self.events.of(GameEnded)
+        return ended
+
+
+def op(opcode: str, *texts: str) -> Operation:
+    return Operation.of(opcode, *texts)
+
+
+@pytest.fixture
+def match() -> Iterator[Harness]:
+    yield Harness()
+
+
+# ------------------------------------------------------------- the normal flow
+
+
+def test_sign_on_is_answered_by_reset_at_once(match: Harness) -> None:
+    match.sign_on("a", "Alpha")
+    assert match.lines("a") == [
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - fmvn 1; hmvc 0; refcom reset;"
+    ]
+    assert match.lines("b") == []
+    assert match.referee.state is MatchState.WAITING_FOR_PLAYERS
+
+
+def test_inform_and_first_respond_wait_for_the_reset_delay(match: Harness) -> None:
+    match.sign_on("a", "Alpha")
+    match.sign_on("b", "Beta")
+    match.advance(4.9)
+    assert match.commands("a") == ["reset"]
+    assert match.referee.next_deadline() == pytest.approx(1005.0)
+    match.advance(0.1)
+    inform = (
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - fmvn 1; hmvc 0; "
+        'ptp Event "Test" Site "Lab" Date "2026.11.18" Round "1" White "Alpha" Black "Beta" '
+        'Result "*" TimeControl "60+1"; refcom inform;'
+    )
+    assert match.lines("a")[1:] == [
+        inform,
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - cc 000:00:00:00 000:00:00:00; "
+        "fmvn 1; hmvc 0; refcom respond;",
+    ]
+    assert match.lines("b")[1:] == [inform]
+    assert match.referee.state is MatchState.PLAYING
+
+
+def test_respond_carries_the_position_before_the_move_and_the_move(match: Harness) -> None:
+    match.start_game()
+    match.move("a", "e4", think=2.5)
+    assert match.lines("b")[-1] == (
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - cc 000:00:00:02 000:00:00:00; "
+        "fmvn 1; hmvc 0; refcom respond; sm e4;"
+    )
+    match.move("b", "c5", think=1.25)
+    # en passant square after every double push (PROTOCOL.md 2), fmvn/hmvc of that position
+    assert match.lines("a")[-1] == (
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 cc 000:00:00:02 "
+        "000:00:00:01; fmvn 1; hmvc 0; refcom respond; sm c5;"
+    )
+    played = match.events.of(MovePlayed)
+    assert [move.san for move in played] == ["e4", "c5"]
+    assert played[0].elapsed == pytest.approx(2.5)
+    assert played[0].remaining[0] == pytest.approx(60 - 2.5 + 1)
+
+
+def test_player_names_come_from_configuration_then_sign_on_then_default() -> None:
+    match = Harness(names=("Configured", None))
+    match.sign_on("a", "FromTcsi")
+    match.sign_on("b")
+    match.advance(5.0)
+    started = match.events.of(GameStarted)[0]
+    assert (started.tags["White"], started.tags["Black"]) == ("Configured", "Player B")
+
+
+def test_checkmate_ends_the_game_with_inform_then_conclude(match: Harness) -> None:
+    match.start_game()
+    for port, san in [("a", "f3"), ("b", "e5"), ("a", "g4"), ("b", "Qh4#")]:
+        match.move(port, san)
+    final = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq -"
+    for port in "ab":
+        assert match.lines(port)[-2:] == [
+            f'{final} fmvn 3; hmvc 1; ptp Event "Test" Site "Lab" Date "2026.11.18" '
+            'Round "1" White "Alpha" Black "Beta" Result "0-1" TimeControl "60+1" '
+            'Termination "normal"; refcom inform;',
+            f"{final} cc 000:00:00:02 000:00:00:02; fmvn 3; hmvc 1; refcom conclude;",
+        ]
+    ended = match.ended()
+    assert (ended.result, ended.termination, ended.reason) == ("0-1", "normal", "Black mates")
+    assert match.referee.state is MatchState.BETWEEN_GAMES
+
+
+def test_after_the_last_game_every_player_is_disconnected(match: Harness) -> None:
+    match.start_game()
+    for port, san in [("a", "f3"), ("b", "e5"), ("a", "g4"), ("b", "Qh4#")]:
+        match.move(port, san)
+    match.advance(4.9)
+    assert match.commands("a")[-1] == "conclude"
+    match.advance(0.1)
+    assert match.commands("a")[-1] == match.commands("b")[-1] == "disconnect"
+    assert match.referee.done and match.referee.complete
+    assert match.events.of(MatchEnded)[0].score == (0.0, 1.0)
+
+
+def test_colours_alternate_and_each_game_starts_with_reset() -> None:
+    match = Harness(games=2)
+    match.start_game()
+    for port, san in [("a", "f3"), ("b", "e5"), ("a", "g4"), ("b", "Qh4#")]:
+        match.move(port, san)
+    match.advance(5.0)
+    assert match.commands("a")[-1] == match.commands("b")[-1] == "reset"
+    match.advance(5.0)
+    second = match.events.of(GameStarted)[1]
+    assert (second.white_port, second.tags["White"], second.tags["Round"]) == ("b", "Beta", "2")
+    assert match.commands("b")[-1] == "respond"
+    assert match.commands("a")[-1] == "inform"
+
+
+# -------------------------------------------------------- automatic endings
+
+
+@pytest.mark.parametrize(
+    ("fen", "san", "result", "reason"),
+    [
+        ("7k/8/6Q1/8/8/8/8/K7 w - - 0 1", "Qf7", "1/2-1/2", "stalemate"),
+        (
+            "k7/8/8/8/8/8/p7/K1N5 w - - 0 1",
+            "Kxa2",
+            "1/2-1/2",
+            "dead position: neither side can mate",
+        ),
+        ("k7/8/8/8/8/8/8/KR6 w - - 149 90", "Rb2", "1/2-1/2", "seventy-five-move rule"),
+    ],
+)
+def test_positions_that_end_the_game_by_themselves(
+    fen: str, san: str, result: str, reason: str
+) -> None:
+    match = Harness(openings=(Opening(fen),))
+    match.start_game(fen)
+    match.move("a", san)
+    assert (match.ended().result, match.ended().reason) == (result, reason)
+    assert match.commands("b")[-2:] == ["inform", "conclude"]
+
+
+def test_fivefold_repetition_is_a_draw_without_a_claim(match: Harness) -> None:
+    match.start_game()
+    shuffle = [("a", "Nf3"), ("b", "Nf6"), ("a", "Ng1"), ("b", "Ng8")]
+    for _ in range(3):
+        for port, san in shuffle:
+            match.move(port, san)
+    assert not match.events.of(GameEnded)
+    for port, san in shuffle:
+        match.move(port, san)
+    assert match.ended().reason == "fivefold repetition"
+
+
+# ------------------------------------------------------------------- clocks
+
+
+def test_the_flag_falls_by_timer_not_only_when_a_reply_arrives() -> None:
+    match = Harness(time_control=TimeControl.parse("10"))
+    match.start_game()
+    assert match.referee.next_deadline() == pytest.approx(1015.0)
+    match.advance(9.999)
+    assert not match.events.of(GameEnded)
+    match.advance(0.001)
+    ended = match.ended()
+    assert (ended.result, ended.termination) == ("0-1", "time forfeit")
+    assert match.last("a").clock_pair("cc") == (10, 0)
+
+
+def test_flag_fall_against_a_side_whose_opponent_cannot_mate_is_a_draw() -> None:
+    fen = "k7/8/8/8/8/8/8/KQ6 w - - 0 1"
+    match = Harness(time_control=TimeControl.parse("10"), openings=(Opening(fen),))
+    match.start_game(fen)
+    match.advance(10.0)
+    assert (match.ended().result, match.ended().termination) == ("1/2-1/2", "time forfeit")
+
+
+def test_a_reply_after_the_flag_fell_loses_on_time() -> None:
+    match = Harness(time_control=TimeControl.parse("10"))
+    match.start_game()
+    match.move("a", "e4", think=10.5)
+    assert match.ended().termination == "time forfeit"
+    assert not match.events.of(MovePlayed)
+
+
+def test_the_replys_transmission_time_is_not_charged() -> None:
+    match = Harness()
+    match.wire.line_delay = 0.001  # 1 ms per character, as at 10000 baud with 10 bits
+    match.start_game()
+    match.move("a", "e4", think=2.0)
+    played = match.events.of(MovePlayed)[0]
+    text_length = len(match.lines("b")[-1])  # about the reply's length
+    assert 2.0 - 0.2 < played.elapsed < 2.0
+    assert text_length > 0
+
+
+# -------------------------------------------------------------- the players
+
+
+def test_resignation(match: Harness) -> None:
+    match.start_game()
+    match.reply("a", op("resign"))
+    ended = match.ended()
+    assert (ended.result, ended.termination, ended.reason) == ("0-1", "normal", "White resigns")
+
+
+def test_draw_offer_travels_with_the_move_and_can_be_accepted(match: Harness) -> None:
+    match.start_game()
+    match.move("a", "e4", op("draw_offer"))
+    assert match.lines("b")[-1].endswith("draw_offer; fmvn 1; hmvc 0; refcom respond; sm e4;")
+    match.reply("b", op("draw_accept"))
+    assert (match.ended().result, match.ended().reason) == ("1/2-1/2", "draw agreed")
+
+
+def test_a_draw_offer_lapses_when_the_opponent_replies_with_a_move(match: Harness) -> None:
+    match.start_game()
+    match.move("a", "e4", op("draw_offer"))
+    match.move("b", "e5")
+    assert "draw_offer" not in match.last("a")
+    match.move("a", "Nf3")
+    match.reply("b", op("draw_accept"))
+    assert match.ended().termination == "rules infraction"
+    assert "draw_accept without a draw offer" in match.ended().reason
+
+
+def test_draw_accept_without_an_offer_but_with_a_move_lets_the_move_stand(match: Harness) -> None:
+    match.start_game()
+    match.move("a", "e4", op("draw_accept"))
+    assert not match.events.of(GameEnded)
+    assert match.commands("b")[-1] == "respond"
+
+
+def test_valid_threefold_claim_on_the_current_position(match: Harness) -> None:
+    match.start_game()
+    for _ in range(2):
+        for port, san in [("a", "Nf3"), ("b", "Nf6"), ("a", "Ng1"), ("b", "Ng8")]:
+            match.move(port, san)
+    match.reply("a", op("draw_claim"))
+    assert (match.ended().result, match.ended().reason) == (
+        "1/2-1/2",
+        "draw claimed: threefold repetition",
+    )
+
+
+def test_valid_threefold_claim_after_the_supplied_move(match: Harness) -> None:
+    match.start_game()
+    for port, san in [("a", "Nf3"), ("b", "Nf6"), ("a", "Ng1"), ("b", "Ng8")] * 2:
+        if (port, san) == ("b", "Ng8") and len(match.events.of(MovePlayed)) == 7:
+            match.move(port, san, op("draw_claim"))
+        else:
+            match.move(port, san)
+    assert match.ended().reason == "draw claimed: threefold repetition"
+    assert [move.san for move in match.events.of(MovePlayed)][-1] == "Ng8"
+
+
+def test_valid_fifty_move_claim_after_the_supplied_move() -> None:
+    fen = "k7/8/8/8/8/8/8/KR6 w - - 99 80"
+    match = Harness(openings=(Opening(fen),))
+    match.start_game(fen)
+    match.move("a", "Rb2", op("draw_claim"))
+    assert match.ended().reason == "draw claimed: fifty-move rule"
+
+
+def test_an_invalid_claim_with_a_move_lets_the_move_stand(match: Harness) -> None:
+    match.start_game()
+    match.move("a", "e4", op("draw_claim"))
+    assert not match.events.of(GameEnded)
+    assert match.lines("b")[-1].endswith("refcom respond; sm e4;")
+
+
+def test_an_invalid_claim_without_a_move_is_a_rules_infraction(match: Harness) -> None:
+    match.start_game()
+    match.reply("a", op("draw_claim"))
+    ended = match.ended()
+    assert (ended.result, ended.termination) == ("0-1", "rules infraction")
+
+
+@pytest.mark.parametrize(
+    ("make_reply", "reason"),
+    [
+        (
+            lambda board: (
+                records.reply(chess.Board(), chess.Move.from_uci("e2e4"))
+                .without("sm")
+                .with_operations(op("sm", "Ke2"))
+            ),
+            "illegal or unreadable move",
+        ),
+        (lambda board: records.reply(board, None, op("sm", "zz9")), "illegal or unreadable move"),
+        (lambda board: records.reply(board, None), "reply without a move"),
+        (
+            lambda board: records.reply(
+                board, board.parse_san("e4"), op("resign"), op("draw_offer")
+            ),
+            "contradictory opcodes resign and draw_offer",
+        ),
+        (
+            lambda board: records.reply(
+                chess.Board("8/8/8/8/8/8/8/K6k w - - 0 1"), chess.Move.from_uci("a1a2")
+            ),
+            "wrong position",
+        ),
+    ],
+)
+def test_rules_infractions_lose_the_game_by_default(make_reply, reason: str) -> None:  # type: ignore[no-untyped-def]
+    match = Harness()
+    match.start_game()
+    match.send("a", make_reply(match.board))
+    ended = match.ended()
+    assert (ended.result, ended.termination) == ("0-1", "rules infraction")
+    assert reason in ended.reason
+    assert match.commands("a")[-2:] == ["inform", "conclude"]
+
+
+def test_en_passant_written_as_python_chess_does_is_the_same_position(match: Harness) -> None:
+    match.start_game()
+    match.move("a", "e4")
+    # the spec writes e3; python-chess's board.epd() writes '-' when no capture is possible
+    spec_form = records.reply(match.board, match.board.parse_san("e5"))
+    assert spec_form.en_passant == "e3"
+    reply = dataclasses.replace(spec_form, en_passant="-")
+    match.clock.now += 1
+    match.send("b", reply)
+    assert not match.events.of(GameEnded)
+    assert [move.san for move in match.events.of(MovePlayed)] == ["e4", "e5"]
+
+
+def test_fault_policy_stops_the_clocks_and_asks_again_after_sign_on() -> None:
+    match = Harness(on_infraction="fault")
+    match.start_game()
+    match.reply("a")  # no move
+    assert match.commands("a")[-1] == "fault"
+    assert match.last("a").operand_texts("c0") == ("reply without a move (sm)",)
+    assert not match.events.of(GameEnded)
+    assert match.referee.next_deadline() is None  # clocks stopped
+    match.advance(100.0)
+    match.sign_on("a", "Alpha")
+    assert match.commands("a")[-3:] == ["reset", "inform", "respond"]
+    assert match.last("a").clock_pair("cc") == (1, 0)
+    match.move("a", "e4")
+    assert [move.san for move in match.events.of(MovePlayed)] == ["e4"]
+
+
+def test_replies_out_of_turn_and_garbage_are_ignored_and_the_clock_runs(match: Harness) -> None:
+    match.start_game()
+    after_e4 = chess.Board()
+    after_e4.push_san("e4")
+    match.send("b", records.reply(after_e4, after_e4.parse_san("e5")))  # White is to move
+    match.referee.on_line("a", "this is not EPD", match.clock.now)
+    match.referee.on_malformed("a", "byte 0x1b at column 1 is not printable", "\\x1b[2J", 0.0)
+    assert not match.events.of(GameEnded)
+    assert not match.events.of(MovePlayed)
+    assert len(match.events.of(Infraction)) == 2  # the reply and the garbage; noise is counted
+    match.clock.now += 3.0
+    assert match.referee.chess_clock is not None
+    assert match.referee.chess_clock.consumed(chess.WHITE, match.clock.now) == pytest.approx(3.0)
+
+
+def test_sign_off_in_a_game_loses_it(match: Harness) -> None:
+    match.start_game()
+    match.send("b", records.sign_off(chess.Board()))
+    ended = match.ended()
+    assert (ended.result, ended.termination) == ("1-0", "abandoned")
+    assert match.commands("b") == ["reset", "inform"]  # nothing after it left
+    assert match.commands("a")[-2:] == ["inform", "conclude"]
+
+
+def test_a_player_fault_ends_the_game_unfinished(match: Harness) -> None:
+    match.start_game()
+    match.send("a", records.player_fault(chess.Board(), "engine crashed"))
+    ended = match.ended()
+    assert (ended.result, ended.termination) == ("*", "emergency")
+    assert "engine crashed" in ended.reason
+
+
+# ------------------------------------------------------------------ restore
+
+
+def test_a_player_that_signs_on_again_mid_game_is_restored(match: Harness) -> None:
+    match.start_game()
+    for port, san in [("a", "e4"), ("b", "e5"), ("a", "Nf3")]:
+        match.move(port, san)
+    match.sign_on("b", "Beta")
+    tail = match.lines("b")[-6:]
+    assert [records.referee_command(parse_record(text)).value for text in tail] == [
+        "reset",
+        "inform",
+        "execute",
+        "execute",
+        "execute",
+        "respond",
+    ]
+    assert tail[0].startswith("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - ")
+    assert 'Result "*"' in tail[1]
+    assert tail[2].endswith("refcom execute; sm e4;")
+    assert tail[4].endswith("refcom execute; sm Nf3;")
+    respond = parse_record(tail[5])
+    assert "sm" not in respond
+    assert respond.position == "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq -"
+    match.move("b", "Nc6")
+    assert [move.san for move in match.events.of(MovePlayed)][-1] == "Nc6"
+
+
+def test_a_restored_player_not_to_move_gets_no_respond(match: Harness) -> None:
+    match.start_game()
+    match.move("a", "e4")
+    match.sign_on("a", "Alpha")
+    assert match.commands("a")[-3:] == ["reset", "inform", "execute"]
+
+
+def test_a_lost_line_keeps_the_game_until_the_rejoin_window_closes() -> None:
+    match = Harness(rejoin_window=30.0)
+    match.start_game()
+    match.referee.on_line_lost("b", "hang-up")
+    assert match.referee.sessions["b"].state is SessionState.OFFLINE
+    match.move("a", "e4")  # White still plays; Black cannot be told
+    match.advance(28.0)
+    assert not match.events.of(GameEnded)
+    match.advance(1.0)
+    assert (match.ended().result, match.ended().termination) == ("1-0", "abandoned")
+
+
+def test_stop_disconnects_every_signed_on_player(match: Harness) -> None:
+    match.start_game()
+    match.referee.stop("received SIGTERM")
+    assert match.commands("a")[-1] == match.commands("b")[-1] == "disconnect"
+    assert match.referee.done and not match.referee.complete
+    assert not match.events.of(GameEnded)
+    assert match.events.of(MatchEnded)[0].complete is False
