@@ -72,11 +72,19 @@ class RefereeGame:
     def __init__(self, board: chess.Board) -> None:
         self.board = board
         self._counts: Counter[Hashable] = Counter()
-        replay = chess.Board(board.root().fen()) if board.move_stack else board.copy(stack=False)
+        replay = board.root() if board.move_stack else board.copy(stack=False)
         self._counts[replay._transposition_key()] += 1
         for move in board.move_stack:
             replay.push(move)
             self._counts[replay._transposition_key()] += 1
+        # FENs (en passant after every double push) of the current position and the
+        # one before the last move: each ply needs them several times, computed once.
+        self.fen = board.fen(en_passant="fen")
+        self.previous_fen = self.fen
+        if board.move_stack:
+            before = board.copy(stack=1)
+            before.pop()
+            self.previous_fen = before.fen(en_passant="fen")
 
     @property
     def turn(self) -> chess.Color:
@@ -89,6 +97,8 @@ class RefereeGame:
     def push(self, move: chess.Move) -> None:
         self.board.push(move)
         self._counts[self.board._transposition_key()] += 1
+        self.previous_fen = self.fen
+        self.fen = self.board.fen(en_passant="fen")
 
     def automatic_verdict(self) -> Verdict | None:
         """Endings the referee declares without a claim (PROTOCOL.md 5)."""
@@ -115,11 +125,13 @@ class RefereeGame:
             if self.board.halfmove_clock >= 100:
                 return "fifty-move rule"
             return None
-        self.push(move)
+        self.board.push(move)
+        key = self.board._transposition_key()
+        self._counts[key] += 1
         try:
             return self.claim_reason()
         finally:
-            self._counts[self.board._transposition_key()] -= 1
+            self._counts[key] -= 1
             self.board.pop()
 
     def flag_verdict(self, flagged: chess.Color) -> Verdict:
@@ -170,18 +182,16 @@ _CONTRADICTIONS = (
 _ANALYSIS = ("ce", "acn", "acs", "pv")
 
 
-def positions_match(record: EpdRecord, board: chess.Board) -> bool:
-    """Whether a player's four position fields name ``board``.
+def positions_match(record: EpdRecord, board: chess.Board, fen: str | None = None) -> bool:
+    """Whether a player's four position fields name ``board`` (whose FEN may be given).
 
     PROTOCOL.md 2: an en passant square that allows no legal capture counts
     as ``-``, because players built on python-chess omit it.
     """
-    placement, turn, castling, _ = board.fen(en_passant="fen").split(" ", 4)[:4]
+    placement, turn, castling, en_passant = (fen or board.fen(en_passant="fen")).split(" ")[:4]
     if (record.placement, record.active, record.castling) != (placement, turn, castling):
         return False
-    if record.en_passant == (
-        chess.square_name(board.ep_square) if board.ep_square is not None else "-"
-    ):
+    if record.en_passant == en_passant:
         return True
     legal_ep = board.fen(en_passant="legal").split(" ")[3]
     if record.en_passant == legal_ep:
@@ -208,11 +218,10 @@ def judge_reply(game: RefereeGame, record: EpdRecord, *, offer_pending: bool) ->
     analysis = {
         opcode: " ".join(record.operand_texts(opcode)) for opcode in _ANALYSIS if opcode in record
     }
-    if not positions_match(record, board):
+    if not positions_match(record, board, game.fen):
+        expected = " ".join(game.fen.split(" ")[:4])
         return Ruling(
-            ReplyKind.INFRACTION,
-            f"wrong position {record.position!r}, expected "
-            f"{board.fen(en_passant='fen').rsplit(' ', 2)[0]!r}",
+            ReplyKind.INFRACTION, f"wrong position {record.position!r}, expected {expected!r}"
         )
     for first, second in _CONTRADICTIONS:
         if first in record and second in record:

@@ -178,7 +178,6 @@ class MatchReferee:
         self.white_port = "a"
         self.tags: dict[str, str] = {}
         self._opening_length = 0
-        self._last_move: chess.Move | None = None
         self._offer_pending = False
         self._delay_until: float | None = None
         self._absent_until: dict[str, float] = {}
@@ -403,7 +402,6 @@ class MatchReferee:
         self._opening_length = len(opening.moves)
         self.game = RefereeGame(board)
         self.chess_clock = ChessClock(self.settings.time_control)
-        self._last_move = None
         self._offer_pending = False
         self._absent_until.clear()
         names = {port: session.name for port, session in self.sessions.items()}
@@ -432,7 +430,7 @@ class MatchReferee:
                 self._send_inform(port)
                 self._join(port)
         self._fire("first_respond_sent")
-        self._send_respond(self._port_to_move(), move=None)
+        self._send_respond(self._port_to_move(), None)
 
     def _join(self, port: str) -> None:
         session = self.sessions[port]
@@ -450,7 +448,7 @@ class MatchReferee:
 
     def _send_inform(self, port: str, final: Verdict | None = None) -> None:
         assert self.game is not None
-        self._send(port, records.inform(self.game.board, self._inform_tags(final)))
+        self._send(port, records.inform(self.game.fen, self._inform_tags(final)))
 
     def _port_to_move(self) -> str:
         assert self.game is not None
@@ -458,16 +456,15 @@ class MatchReferee:
 
     # ------------------------------------------------------------------ moves
 
-    def _send_respond(self, port: str, move: chess.Move | None, *, restore: bool = False) -> None:
+    def _send_respond(self, port: str, san: str | None, *, restore: bool = False) -> None:
+        """Ask ``port`` to move: after ``san`` (the opponent's move), or from the current position."""
         assert self.game is not None and self.chess_clock is not None
-        board = self.game.board
         session = self.sessions[port]
-        before = board if move is None else self._board_before_last()
         record = records.respond(
-            before,
+            self.game.fen if san is None else self.game.previous_fen,
             self.chess_clock.cc_seconds(self._clock()),
-            move,
-            draw_offer=self._offer_pending and move is not None,
+            san,
+            draw_offer=self._offer_pending and san is not None,
         )
         # A player that is away is told when it comes back (restore), but its
         # clock runs as a real one would: its flag may fall while it is away.
@@ -476,12 +473,6 @@ class MatchReferee:
             session.fire("respond_sent")
         if not restore:
             self.chess_clock.start(self.game.turn, self._clock() if sent_at is None else sent_at)
-
-    def _board_before_last(self) -> chess.Board:
-        assert self.game is not None
-        before = self.game.board.copy()
-        before.pop()
-        return before
 
     def _on_reply(self, port: str, record: EpdRecord, text: str, at: float) -> None:
         session = self.sessions[port]
@@ -510,21 +501,21 @@ class MatchReferee:
                 self._play(ruling, at, deduct)
             self._end_game(Verdict.draw(ruling.reason), at)
         else:
-            self._play(ruling, at, deduct)
+            san = self._play(ruling, at, deduct)
             verdict = self.game.automatic_verdict()
             if verdict is not None:
                 self._end_game(verdict, at)
             else:
-                self._send_respond(_other(port), ruling.move)
+                self._send_respond(_other(port), san)
 
-    def _play(self, ruling: Ruling, at: float, deduct: float) -> None:
+    def _play(self, ruling: Ruling, at: float, deduct: float) -> str:
+        """Accept the ruling's move; returns it in SAN."""
         assert self.game is not None and self.chess_clock is not None
         assert ruling.move is not None
         board = self.game.board
         san = board.san(ruling.move)
         elapsed = self.chess_clock.stop(at, deduct=deduct)
         self.game.push(ruling.move)
-        self._last_move = ruling.move
         self._offer_pending = ruling.draw_offer
         clock = self.chess_clock
         self._publish(
@@ -537,11 +528,12 @@ class MatchReferee:
                 remaining=(clock.remaining(chess.WHITE), clock.remaining(chess.BLACK)),
                 consumed=(clock.consumed(chess.WHITE), clock.consumed(chess.BLACK)),
                 moves_made=(clock.moves_made(chess.WHITE), clock.moves_made(chess.BLACK)),
-                fen=board.fen(en_passant="fen"),
+                fen=self.game.fen,
                 draw_offer=ruling.draw_offer,
                 analysis=ruling.analysis,
             )
         )
+        return san
 
     def _on_infraction(self, port: str, ruling: Ruling, text: str, at: float) -> None:
         assert self.game is not None and self.chess_clock is not None
@@ -554,7 +546,7 @@ class MatchReferee:
             # as signed off).
             self.chess_clock.pause(at)
             LOGGER.error("port %s: supervisor needed: %s", port, ruling.reason)
-            self._send(port, records.fault(self.game.board, ruling.reason))
+            self._send(port, records.fault(self.game.fen, ruling.reason))
             self.sessions[port].fire("left")
             self._publish(PlayerSignedOff(port=port, reason=f"fault: {ruling.reason}"))
             return
@@ -609,12 +601,12 @@ class MatchReferee:
                 result=verdict.result,
                 termination=verdict.termination.value,
                 reason=verdict.reason,
-                fen=self.game.board.fen(en_passant="fen"),
+                fen=self.game.fen,
                 consumed=consumed,
             )
         )
         self._count_score(verdict.result)
-        conclude = records.conclude(self.game.board, clock.cc_seconds())
+        conclude = records.conclude(self.game.fen, clock.cc_seconds())
         for port in PORTS:
             if self.sessions[port].signed_on:
                 self._send_inform(port, verdict)

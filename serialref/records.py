@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import chess
 
-from serialref.epd import EpdRecord, Operand, Operation
+from serialref.epd import EpdRecord, Operand, Operation, clock_text
 from serialref.errors import UnexpectedRecordError
 
 __all__ = [
@@ -78,41 +78,54 @@ def tag_value(text: str) -> str:
     return cleaned[:255]
 
 
-def _record(command: Refcom, board: chess.Board, *operations: Operation) -> EpdRecord:
+Position = chess.Board | str
+"""A board, or the FEN of one (the referee keeps each ply's FEN so it is computed once)."""
+
+
+def fen_of(position: Position) -> str:
+    """The FEN with the en passant square after every double push (PROTOCOL.md 2)."""
+    return position if isinstance(position, str) else position.fen(en_passant="fen")
+
+
+def _record(command: Refcom, position: Position, *operations: Operation) -> EpdRecord:
     # PROTOCOL.md 2: every record naming a game position carries fmvn and hmvc.
-    return EpdRecord.from_board(
-        board,
-        Operation("refcom", (Operand(command.value),)),
-        Operation("fmvn", (Operand(str(board.fullmove_number)),)),
-        Operation("hmvc", (Operand(str(board.halfmove_clock)),)),
-        *operations,
+    placement, active, castling, en_passant, halfmove, fullmove = fen_of(position).split(" ")
+    return EpdRecord(
+        placement,
+        active,
+        castling,
+        en_passant,
+        (
+            Operation("refcom", (Operand(command.value),)),
+            Operation("fmvn", (Operand(fullmove),)),
+            Operation("hmvc", (Operand(halfmove),)),
+            *operations,
+        ),
     )
 
 
 def _clock_operation(consumed: tuple[int, int]) -> Operation:
-    from serialref.epd import clock_text
-
     return Operation("cc", (Operand(clock_text(consumed[0])), Operand(clock_text(consumed[1]))))
 
 
-def reset(board: chess.Board) -> EpdRecord:
+def reset(position: Position) -> EpdRecord:
     """``refcom reset`` with the next game's initial position."""
-    return _record(Refcom.RESET, board)
+    return _record(Refcom.RESET, position)
 
 
-def inform(board: chess.Board, tags: Iterable[tuple[str, str]]) -> EpdRecord:
+def inform(position: Position, tags: Iterable[tuple[str, str]]) -> EpdRecord:
     """``refcom inform`` carrying ``ptp`` tag pairs in the order given."""
     operands: list[Operand] = []
     for name, value in tags:
         operands.append(Operand(name))
         operands.append(Operand(tag_value(value), quoted=True))
-    return _record(Refcom.INFORM, board, Operation("ptp", tuple(operands)))
+    return _record(Refcom.INFORM, position, Operation("ptp", tuple(operands)))
 
 
 def respond(
-    board_before: chess.Board,
+    before: Position,
     consumed: tuple[int, int],
-    move: chess.Move | None,
+    san: str | None,
     *,
     draw_offer: bool = False,
 ) -> EpdRecord:
@@ -122,11 +135,11 @@ def respond(
     position is the current one.
     """
     operations = [_clock_operation(consumed)]
-    if move is not None:
-        operations.append(Operation("sm", (Operand(board_before.san(move)),)))
+    if san is not None:
+        operations.append(Operation("sm", (Operand(san),)))
         if draw_offer:
             operations.append(Operation("draw_offer"))
-    return _record(Refcom.RESPOND, board_before, *operations)
+    return _record(Refcom.RESPOND, before, *operations)
 
 
 def execute(board_before: chess.Board, move: chess.Move) -> EpdRecord:
@@ -136,19 +149,21 @@ def execute(board_before: chess.Board, move: chess.Move) -> EpdRecord:
     )
 
 
-def conclude(board: chess.Board, consumed: tuple[int, int]) -> EpdRecord:
+def conclude(position: Position, consumed: tuple[int, int]) -> EpdRecord:
     """``refcom conclude`` with the final position and the final clocks."""
-    return _record(Refcom.CONCLUDE, board, _clock_operation(consumed))
+    return _record(Refcom.CONCLUDE, position, _clock_operation(consumed))
 
 
-def fault(board: chess.Board, reason: str) -> EpdRecord:
+def fault(position: Position, reason: str) -> EpdRecord:
     """``refcom fault`` with a short reason in ``c0``."""
-    return _record(Refcom.FAULT, board, Operation("c0", (Operand(tag_value(reason), quoted=True),)))
+    return _record(
+        Refcom.FAULT, position, Operation("c0", (Operand(tag_value(reason), quoted=True),))
+    )
 
 
-def disconnect(board: chess.Board) -> EpdRecord:
+def disconnect(position: Position) -> EpdRecord:
     """``refcom disconnect``: the referee stops talking to this player."""
-    return _record(Refcom.DISCONNECT, board)
+    return _record(Refcom.DISCONNECT, position)
 
 
 def referee_command(record: EpdRecord) -> Refcom:
