@@ -70,10 +70,9 @@ def _exit_code_for(exc: SerialrefError) -> int:
 
 
 def _setup_logging(args: argparse.Namespace) -> None:
-    level = logging.DEBUG if args.debug else getattr(logging, args.log_level.upper())
-    logging.basicConfig(
-        level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
+    from serialref.logsetup import configure_logging
+
+    configure_logging("debug" if args.debug else args.log_level or "warning")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serial-line chess referee speaking the EPD referee protocol.",
         parents=[_common_options(argparse.SUPPRESS)],
     )
-    parser.set_defaults(debug=False, log_level="warning", handler=None)
+    parser.set_defaults(debug=False, log_level=None, handler=None)
     # Sub-parsers repeat the options with SUPPRESS defaults so that
     # `serialref --debug run ...` and `serialref run --debug ...` both work.
     common = _common_options(argparse.SUPPRESS)
@@ -286,6 +285,10 @@ def _run_match(args: argparse.Namespace) -> int:
     from serialref.referee import run_referee
 
     config = _match_config(args)
+    if args.log_level is None and not args.debug:
+        from serialref.logsetup import configure_logging
+
+        configure_logging(config.log_level)
     complete = run_referee(config, console=sys.stdout if sys.stdout.isatty() else None)
     return EXIT_OK if complete else EXIT_INTERRUPTED
 
@@ -388,8 +391,9 @@ def _run_config_check(args: argparse.Namespace) -> int:
     try:
         check_config(args.file)
     except ConfigError as exc:
-        print(f"{args.file}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        # Errors about the file itself (missing, bad TOML) name it already.
+        print(f"{args.file}: {exc}" if exc.key else str(exc), file=sys.stderr)
+        return EXIT_REJECTED
     print(f"{args.file}: ok")
     return EXIT_OK
 

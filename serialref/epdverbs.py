@@ -1,0 +1,123 @@
+"""The EPD file verbs of spec section 7 behind ``serialref epd``: normalise, purge, check.
+
+Each verb streams its input line by line, writes every good record in normalised form
+and reports every bad line as ``NAME:LINE:COLUMN: reason`` so that editors and CI logs
+can jump to it.  Input comes from files written by other programs, so it is read with
+:func:`~serialref.epd.parse_lenient` and no input, however broken, ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator
+from typing import BinaryIO, TextIO
+
+import chess
+
+from serialref.epd import EpdRecord, format_record, parse_lenient
+from serialref.errors import ConfigError, RecordError, escape
+
+__all__ = ["check_stream", "normalize_stream", "purge_stream"]
+
+LOGGER = logging.getLogger(__name__)
+
+_OPCODE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,14}")
+_NON_ASCII_RE = re.compile(rb"[\x80-\xff]")
+
+# python-chess names its Status flags for programmers; these read better in a report.
+_STATUS_WORDS = {
+    chess.STATUS_OPPOSITE_CHECK: "opponent king in check",
+    chess.STATUS_EMPTY: "empty board",
+    chess.STATUS_BAD_CASTLING_RIGHTS: "castling rights without king and rook at home",
+    chess.STATUS_INVALID_EP_SQUARE: "en passant square without a pawn that just moved two",
+    chess.STATUS_PAWNS_ON_BACKRANK: "pawns on the first or eighth rank",
+}
+
+Transform = Callable[[EpdRecord], EpdRecord]
+
+
+def normalize_stream(*, source: BinaryIO, name: str, out: TextIO, err: TextIO) -> int:
+    """Spec 7.1 ``pfdn``: write each record normalised; returns the number rejected."""
+    return _run(source, name, out, err, _unchanged)
+
+
+def purge_stream(opcode: str, *, source: BinaryIO, name: str, out: TextIO, err: TextIO) -> int:
+    """Spec 7.4 ``pfop``: write each record without ``opcode``; returns the number rejected.
+
+    A malformed opcode is the user's mistake, not the file's: it raises ConfigError
+    before any input is read.
+    """
+    if not _OPCODE_RE.fullmatch(opcode):
+        raise ConfigError(
+            "opcode",
+            f"{escape(opcode)!r} is not an opcode (a letter, then up to 14 letters, "
+            "digits or '_')",
+        )
+
+    def purge(record: EpdRecord) -> EpdRecord:
+        return record.without(opcode)
+
+    return _run(source, name, out, err, purge)
+
+
+def check_stream(*, source: BinaryIO, name: str, out: TextIO, err: TextIO) -> int:
+    """Report each record whose position python-chess finds illegal; write the others."""
+    return _run(source, name, out, err, _legal)
+
+
+def _unchanged(record: EpdRecord) -> EpdRecord:
+    return record
+
+
+def _legal(record: EpdRecord) -> EpdRecord:
+    status = record.board().status()
+    if status != chess.STATUS_VALID:
+        problems = [_status_words(flag) for flag in chess.Status if flag & status]
+        raise RecordError(f"illegal position: {', '.join(problems)}")
+    return record
+
+
+def _status_words(flag: chess.Status) -> str:
+    return _STATUS_WORDS.get(flag) or (flag.name or str(int(flag))).lower().replace("_", " ")
+
+
+def _run(source: BinaryIO, name: str, out: TextIO, err: TextIO, transform: Transform) -> int:
+    written = rejected = 0
+    for number, raw in _lines(source):
+        if not raw.strip(b" \t\0"):
+            continue
+        try:
+            record = transform(parse_lenient(_decode(raw)))
+        except RecordError as exc:
+            rejected += 1
+            where = f"{name}:{number}:{exc.column}" if exc.column else f"{name}:{number}"
+            err.write(f"{where}: {exc.reason}\n")
+            continue
+        out.write(format_record(record) + "\n")
+        written += 1
+    LOGGER.info("%s: %d records written, %d lines rejected", name, written, rejected)
+    return rejected
+
+
+def _lines(source: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """Numbered lines without terminators; LF, CR LF and a lone CR all end a line."""
+    number = 0
+    for chunk in source:
+        body = chunk[:-1] if chunk.endswith(b"\n") else chunk
+        if body.endswith(b"\r"):
+            body = body[:-1]
+        for line in body.split(b"\r"):
+            number += 1
+            yield number, line
+
+
+def _decode(raw: bytes) -> str:
+    bad = _NON_ASCII_RE.search(raw)
+    if bad is not None:
+        raise RecordError(
+            f"byte {escape(bad.group())} is not ASCII in '{escape(raw)}'",
+            column=bad.start() + 1,
+            raw=raw,
+        )
+    return raw.decode("ascii")
