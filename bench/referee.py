@@ -13,6 +13,7 @@ the referee's CPU use while a player thinks for 10 s.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -57,8 +58,11 @@ def long_game(plies: int, seed: int = 7) -> list[str]:
                     continue
                 board.push(move)
                 key = board._transposition_key()
-                ok = (counts.get(key, 0) < 2 and board.outcome() is None
-                      and board.halfmove_clock < 140)
+                ok = (
+                    counts.get(key, 0) < 2
+                    and board.outcome() is None
+                    and board.halfmove_clock < 140
+                )
                 if ok:
                     counts[key] = counts.get(key, 0) + 1
                     break
@@ -143,15 +147,19 @@ def main() -> None:
     moves_file = workdir / "moves.json"
     moves_file.write_text(json.dumps(long_game(PLIES)))
     me = [sys.executable, str(Path(__file__).resolve())]
-    cables = subprocess.Popen([*me, "--cables"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+    cables = subprocess.Popen(
+        [*me, "--cables"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert cables.stdout is not None
     near_a, far_a, near_b, far_b = json.loads(cables.stdout.readline())
     timer = PlyTimer()
-    recorders = [] if "--no-records" in sys.argv else [JournalRecorder(workdir / "journal.jsonl"), PgnRecorder(workdir / "games.pgn")]
+    recorders: list[JournalRecorder | PgnRecorder] = []
+    if not args.no_records:
+        recorders = [JournalRecorder(workdir / "journal.jsonl"), PgnRecorder(workdir / "games.pgn")]
     # One game: White on port a. Time control long enough that nobody flags.
-    settings = MatchSettings(games=1, time_control=TimeControl.parse("3600"),
-                             reset_delay=0.1, conclude_delay=0.1)
+    settings = MatchSettings(
+        games=1, time_control=TimeControl.parse("3600"), reset_delay=0.1, conclude_delay=0.1
+    )
     players: list[subprocess.Popen[bytes]] = []
 
     def start_players() -> None:
@@ -165,17 +173,21 @@ def main() -> None:
     idle_cpu: list[float] = []
     for _ in range(args.games):
         timer.stamps.clear()
-        daemon = RefereeDaemon(settings, [PortPlan("a", near_a), PortPlan("b", near_b)],
-                               [*recorders, timer], on_ready=start_players)
         # The scripted game is never ended by the rules: stop it after the last ply.
-        stopper = StopAfter(daemon, PLIES)
-        daemon.referee._listeners.append(stopper)  # noqa: SLF001 - bench instrumentation
+        stopper = StopAfter(PLIES)
+        daemon = RefereeDaemon(
+            settings,
+            [PortPlan("a", near_a), PortPlan("b", near_b)],
+            [*recorders, timer, stopper],
+            on_ready=start_players,
+        )
+        stopper.daemon = daemon
         daemon.run()
         for process in players:
             process.wait(timeout=30)
         players.clear()
         stamps = timer.stamps
-        for (ply0, cpu0, wall0), (ply1, cpu1, wall1) in zip(stamps, stamps[1:], strict=False):
+        for (_, cpu0, wall0), (ply1, cpu1, wall1) in itertools.pairwise(stamps):
             if ply1 - 1 == THINK_PLY:
                 idle_cpu.append((cpu1 - cpu0) / (wall1 - wall0))
                 continue
@@ -193,27 +205,33 @@ def main() -> None:
 
     ms = 1000.0
     print(f"plies measured: {len(cpu_per_ply)} over {args.games} games of {PLIES} plies")
-    print(f"referee CPU per ply : median {statistics.median(cpu_per_ply) * ms:.3f} ms, "
-          f"p99 {percentile(cpu_per_ply, 0.99) * ms:.3f} ms   (target <= 0.25 ms median)")
-    print(f"wall per ply        : median {statistics.median(wall_per_ply) * ms:.3f} ms, "
-          f"p99 {percentile(wall_per_ply, 0.99) * ms:.3f} ms")
+    print(
+        f"referee CPU per ply : median {statistics.median(cpu_per_ply) * ms:.3f} ms, "
+        f"p99 {percentile(cpu_per_ply, 0.99) * ms:.3f} ms   (target <= 0.25 ms median)"
+    )
+    print(
+        f"wall per ply        : median {statistics.median(wall_per_ply) * ms:.3f} ms, "
+        f"p99 {percentile(wall_per_ply, 0.99) * ms:.3f} ms"
+    )
     ratio = statistics.median(late) / statistics.median(early)
     print(f"CPU per ply at ply ~400 / at ply ~20: {ratio:.2f}   (target <= 1.2)")
-    print(f"referee CPU while a player thinks {THINK_SECONDS:.0f} s: "
-          f"{max(idle_cpu) * 100:.3f} %   (target < 0.5 %)")
+    print(
+        f"referee CPU while a player thinks {THINK_SECONDS:.0f} s: "
+        f"{max(idle_cpu) * 100:.3f} %   (target < 0.5 %)"
+    )
     print("for scale on this machine: fastchess 0.09 ms, cutechess-cli 0.17 ms CPU per ply")
 
 
 class StopAfter:
     """Ends the match once the scripted game has been played out."""
 
-    def __init__(self, daemon: RefereeDaemon, plies: int) -> None:
-        self._daemon = daemon
+    def __init__(self, plies: int) -> None:
+        self.daemon: RefereeDaemon | None = None
         self._plies = plies
 
     def handle(self, event: MatchEvent) -> None:
-        if isinstance(event, MovePlayed) and event.ply >= self._plies - 1:
-            self._daemon.request_stop("benchmark game played out")
+        if isinstance(event, MovePlayed) and event.ply >= self._plies - 1 and self.daemon:
+            self.daemon.request_stop("benchmark game played out")
 
     def close(self) -> None:
         pass

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
@@ -40,7 +40,7 @@ class PortPlan:
 
     label: str
     url: str
-    settings: PortSettings = PortSettings()
+    settings: PortSettings = field(default_factory=PortSettings)
     newline: bytes = b"\r\n"
 
 
@@ -165,9 +165,9 @@ class RefereeDaemon:
             try:
                 self._open_link(label)
             except PortOpenError as exc:
-                wait = min(wait * 2, _LAST_RETRY)
-                LOGGER.debug("port %s: still down (%s); next try in %.1f s", label, exc, wait)
-                self._retry[label] = (now + wait, wait)
+                longer = min(wait * 2, _LAST_RETRY)
+                LOGGER.debug("port %s: still down (%s); next try in %.1f s", label, exc, longer)
+                self._retry[label] = (now + longer, longer)
             else:
                 LOGGER.warning("port %s: line is back", label)
                 del self._retry[label]

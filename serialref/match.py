@@ -457,7 +457,7 @@ class MatchReferee:
     # ------------------------------------------------------------------ moves
 
     def _send_respond(self, port: str, san: str | None, *, restore: bool = False) -> None:
-        """Ask ``port`` to move: after ``san`` (the opponent's move), or from the current position."""
+        """Ask ``port`` to move: after the opponent's ``san``, or from the current position."""
         assert self.game is not None and self.chess_clock is not None
         session = self.sessions[port]
         record = records.respond(
