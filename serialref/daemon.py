@@ -23,7 +23,7 @@ from typing import Any
 from serialref.errors import LineLostError, PortOpenError
 from serialref.events import MatchListener
 from serialref.link import LineReceived, LinkLost, MalformedLineReceived, PortLink
-from serialref.match import MatchReferee, MatchSettings
+from serialref.match import MatchReferee, MatchSettings, ResumePoint
 from serialref.transport import PortSettings, SerialTransport
 
 LOGGER = logging.getLogger(__name__)
@@ -90,6 +90,7 @@ class RefereeDaemon:
         on_ready: Callable[[], None] | None = None,
         on_idle: Callable[[], None] | None = None,
         idle_interval: float | None = None,
+        resume: ResumePoint | None = None,
     ) -> None:
         self._plans = {plan.label: plan for plan in ports}
         self._events: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -101,6 +102,7 @@ class RefereeDaemon:
         # The watchdog is fed from the loop itself, so a stuck referee stops feeding it.
         self._next_idle = clock() if on_idle is not None and idle_interval else None
         self._retry: dict[str, tuple[float, float]] = {}
+        self._resume = resume
         self.referee = MatchReferee(settings, self._wire, listeners, clock=clock)
 
     def request_stop(self, reason: str) -> None:
@@ -112,7 +114,7 @@ class RefereeDaemon:
         with self._signals(), self._open_links():
             if self._on_ready is not None:
                 self._on_ready()
-            self.referee.start()
+            self.referee.start(self._resume)
             while not self.referee.done:
                 self._step()
         return self.referee.complete

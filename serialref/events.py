@@ -15,12 +15,13 @@ from typing import Protocol
 
 @dataclass(frozen=True, slots=True)
 class MatchStarted:
-    """A match began (or resumed from a journal)."""
+    """A match began, or (``resumed``) a referee restarted it from its journal."""
 
     games: int
     time_control: str
     ports: tuple[str, str]
     settings: dict[str, object] = field(default_factory=dict)
+    resumed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

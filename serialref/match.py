@@ -47,7 +47,15 @@ from serialref.session import PortSession, SessionState
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["PORTS", "MatchReferee", "MatchSettings", "MatchState", "Opening", "Wire"]
+__all__ = [
+    "PORTS",
+    "MatchReferee",
+    "MatchSettings",
+    "MatchState",
+    "Opening",
+    "ResumePoint",
+    "Wire",
+]
 
 PORTS = ("a", "b")
 """Port labels: the player on port ``a`` has White in game 1; colours alternate."""
@@ -96,6 +104,18 @@ class MatchSettings:
     flag_grace: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class ResumePoint:
+    """Where a match stood when its referee stopped, as its journal tells it."""
+
+    games_done: int
+    score: tuple[float, float]
+    names: tuple[str | None, str | None]
+    signed_on: tuple[bool, bool]
+    game: GameStarted | None = None
+    moves: tuple[MovePlayed, ...] = ()
+
+
 class MatchState(enum.Enum):
     """Where the match stands."""
 
@@ -124,6 +144,8 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "players_ready", "source": _M.WAITING_FOR_PLAYERS, "dest": _M.RESETTING},
     # 8.1.5: the delay is over; tags go to both players.
     {"trigger": "reset_delay_passed", "source": _M.RESETTING, "dest": _M.INFORMING},
+    # 3.2 (9): a restarted referee picks the game up where its journal left it.
+    {"trigger": "resumed", "source": _M.WAITING_FOR_PLAYERS, "dest": _M.PLAYING},
     # 8 (8): the first respond goes to White.
     {"trigger": "first_respond_sent", "source": _M.INFORMING, "dest": _M.PLAYING},
     # 8 (13): the game ended; the result is told and conclude sent.
@@ -193,8 +215,8 @@ class MatchReferee:
 
     # ----------------------------------------------------------------- driving
 
-    def start(self) -> None:
-        """Announce the match; players are awaited from now on."""
+    def start(self, resume: ResumePoint | None = None) -> None:
+        """Announce the match; players are awaited, or (``resume``) restored at once."""
         self._publish(
             MatchStarted(
                 games=self.settings.games,
@@ -207,8 +229,11 @@ class MatchReferee:
                     "conclude_delay": self.settings.conclude_delay,
                     "on_infraction": self.settings.on_infraction,
                 },
+                resumed=resume is not None,
             )
         )
+        if resume is not None:
+            self._resume(resume)
 
     @property
     def done(self) -> bool:
@@ -315,7 +340,8 @@ class MatchReferee:
         if self.state in (MatchState.PLAYING, MatchState.INFORMING) and self.game is not None:
             self._restore(port)
             return
-        self._send_reset(port, self._next_opening_board())
+        upcoming = self._upcoming_game()
+        self._send_reset(port, self._opening(upcoming).board(), upcoming)
         if self.state is MatchState.WAITING_FOR_PLAYERS:
             self._start_game_if_ready()
         elif self.state is MatchState.RESETTING:
@@ -360,22 +386,24 @@ class MatchReferee:
 
     # ------------------------------------------------------------- game setup
 
-    def _next_opening_board(self) -> chess.Board:
-        number = (
-            self.game_number + 1 if self.state is not MatchState.RESETTING else self.game_number
-        )
+    def _upcoming_game(self) -> int:
+        """The game a reset sent now is for: the one being set up, or the next."""
+        setting_up = self.state in (MatchState.RESETTING, MatchState.INFORMING)
+        return self.game_number if setting_up else self.game_number + 1
+
+    def _opening(self, game: int) -> Opening:
         openings = self.settings.openings
-        return openings[((number - 1) // 2) % len(openings)].board()
+        return openings[((game - 1) // 2) % len(openings)]
 
     def _start_game_if_ready(self) -> None:
         if not all(session.signed_on for session in self.sessions.values()):
             return
-        board = self._next_opening_board()
         self.game_number += 1
+        board = self._opening(self.game_number).board()
         self.white_port = "a" if self.game_number % 2 == 1 else "b"
         for port, session in self.sessions.items():
             if session.reset_for_game != self.game_number:
-                self._send_reset(port, board)
+                self._send_reset(port, board, self.game_number)
         self._fire("players_ready")
         self._delay_until = self._reset_deadline()
 
@@ -383,21 +411,18 @@ class MatchReferee:
         times = [s.reset_at for s in self.sessions.values() if s.reset_at is not None]
         return max(times, default=self._clock()) + self.settings.reset_delay
 
-    def _send_reset(self, port: str, board: chess.Board) -> None:
+    def _send_reset(self, port: str, board: chess.Board, game: int) -> None:
         session = self.sessions[port]
         sent_at = self._send(port, records.reset(board))
         if sent_at is None:
             return
         session.fire("reset_sent")
         session.reset_at = sent_at
-        pending = self.game_number + (0 if self.state is MatchState.RESETTING else 1)
-        session.reset_for_game = pending
+        session.reset_for_game = game
 
     def _begin_play(self) -> None:
         self._fire("reset_delay_passed")
-        opening = self.settings.openings[
-            ((self.game_number - 1) // 2) % len(self.settings.openings)
-        ]
+        opening = self._opening(self.game_number)
         board = opening.board()
         self._opening_length = len(opening.moves)
         self.game = RefereeGame(board)
@@ -560,7 +585,59 @@ class MatchReferee:
 
     # ---------------------------------------------------------------- restore
 
-    def _restore(self, port: str) -> None:
+    def _resume(self, point: ResumePoint) -> None:
+        """Continue a match from its journal without waiting for new sign-ons (PROTOCOL.md 6)."""
+        self.game_number = point.games_done
+        self.score = list(point.score)
+        for port, name, signed_on in zip(PORTS, point.names, point.signed_on, strict=True):
+            session = self.sessions[port]
+            if name and not self.settings.names[PORTS.index(port)]:
+                session.name = name
+            if signed_on:
+                session.fire("sign_on_received")
+        LOGGER.warning(
+            "resuming the match from its journal: %d game(s) finished%s",
+            point.games_done,
+            f", game {point.game.game} at ply {len(point.moves)}" if point.game else "",
+        )
+        if point.game is None:
+            if self.game_number >= self.settings.games:
+                self._finish_match("")
+            else:
+                self._start_game_if_ready()
+            return
+        started = point.game
+        self.game_number = started.game
+        self.white_port = started.white_port
+        board = chess.Board(started.fen)
+        for san in started.opening_moves:
+            board.push_san(san)
+        self._opening_length = len(started.opening_moves)
+        for played in point.moves:
+            board.push_uci(played.uci)
+        self.game = RefereeGame(board)
+        self.tags = {name: started.tags[name] for name in records.ROSTER}
+        last = point.moves[-1] if point.moves else None
+        # Clocks as at the last completed move: the time the referee was down,
+        # and the move that was in flight, are charged to no one.
+        self.chess_clock = ChessClock(
+            self.settings.time_control,
+            consumed=last.consumed if last else (0.0, 0.0),
+            moves_made=last.moves_made if last else (0, 0),
+        )
+        self._offer_pending = last.draw_offer if last else False
+        self._fire("resumed")
+        verdict = self.game.automatic_verdict()
+        if verdict is not None:
+            self._end_game(verdict, self._clock())
+            return
+        for port in PORTS:
+            if self.sessions[port].signed_on:
+                self._restore(port, start_clock=True)
+        if self.chess_clock.running is None:
+            self.chess_clock.start(self.game.turn, self._clock())
+
+    def _restore(self, port: str, *, start_clock: bool = False) -> None:
         """Bring a player back into the game in progress (PROTOCOL.md 6)."""
         assert self.game is not None and self.chess_clock is not None
         board = self.game.board
@@ -568,7 +645,7 @@ class MatchReferee:
         moves = replay.move_stack[self._opening_length :]
         for _ in moves:
             replay.pop()
-        self._send_reset(port, replay)
+        self._send_reset(port, replay, self.game_number)
         self._send(port, records.inform(replay, self._inform_tags()))
         self.sessions[port].fire("game_joined")
         for move in moves:
@@ -577,7 +654,7 @@ class MatchReferee:
         if self.chess_clock.paused:
             self.chess_clock.resume(self._clock())
         if self._port_to_move() == port:
-            self._send_respond(port, None, restore=True)
+            self._send_respond(port, None, restore=not start_clock)
 
     # ------------------------------------------------------------ game's end
 
@@ -636,7 +713,11 @@ class MatchReferee:
     def _finish_match(self, reason: str) -> None:
         self._fire("match_over")
         self._delay_until = None
-        board = self.game.board if self.game is not None else self._next_opening_board()
+        board = (
+            self.game.board
+            if self.game is not None
+            else self._opening(self._upcoming_game()).board()
+        )
         for port in PORTS:
             session = self.sessions[port]
             if session.signed_on:

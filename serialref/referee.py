@@ -23,6 +23,7 @@ from serialref.observers.console import ConsoleObserver
 from serialref.openings import load_openings, opening_from_fen
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
+from serialref.resume import find_unfinished_match
 
 LOGGER = logging.getLogger(__name__)
 
@@ -89,13 +90,19 @@ def run_referee(
     """Play the configured match; True when complete, False when stopped."""
     settings = match_settings(config)
     plans = port_plans(config)
+    resumed = (
+        find_unfinished_match(config.journal, settings.time_control.text)
+        if config.journal is not None
+        else None
+    )
     notifier = SystemdNotifier()
     with ExitStack() as stack:
         listeners: list[MatchListener] = []
         if config.journal is not None:
             listeners.append(JournalRecorder(config.journal))
         if config.pgn is not None:
-            listeners.append(PgnRecorder(config.pgn))
+            unfinished = resumed.unfinished if resumed is not None else None
+            listeners.append(PgnRecorder(config.pgn, unfinished=unfinished))
         if console is not None:
             listeners.append(ConsoleObserver(console))
         listeners.extend(extra_listeners)
@@ -109,6 +116,7 @@ def run_referee(
             on_ready=notifier.ready,
             on_idle=notifier.watchdog,
             idle_interval=notifier.watchdog_interval(),
+            resume=resumed.point if resumed is not None else None,
         )
         complete = daemon.run()
         notifier.stopping()
