@@ -1,0 +1,311 @@
+"""What a player is to ``serialref client``, and the two built-in players.
+
+The protocol session (:mod:`serialref.client.session`) owns the game: it keeps the
+board with its history, reads the clocks, claims draws and writes the records. A
+player only decides: it gets a :class:`ThinkRequest` and returns a :class:`Decision`.
+That split lets the engine bridge (UCI and XBoard programs through ``chess.engine``)
+plug in as one more :class:`Player` without touching the protocol code:
+
+- the request's board carries the whole known history (``move_stack``), so an engine
+  can be given the game's moves and see repetitions;
+- ``request.game`` changes with every ``reset``, so it can be passed as the ``game``
+  key of ``chess.engine`` to make the engine start a new game (``ucinewgame``/``new``);
+- ``request.budget.limit()`` is the engine's clock model, computed in one place from
+  the ``TimeControl`` tag and the referee's ``cc`` values.
+
+The built-in players are instant and deterministic for a given seed, so matches,
+tests and the demo replay exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import chess
+import chess.engine
+
+from serialref.clock import ChessClock, TimeControl, TimeControlPeriod, side_index
+
+__all__ = [
+    "Analysis",
+    "Decision",
+    "GreedyPlayer",
+    "Player",
+    "RandomPlayer",
+    "ThinkRequest",
+    "ThinkingBudget",
+]
+
+LOGGER = logging.getLogger(__name__)
+
+PIECE_VALUES = {
+    chess.PAWN: 1,
+    chess.KNIGHT: 3,
+    chess.BISHOP: 3,
+    chess.ROOK: 5,
+    chess.QUEEN: 9,
+    chess.KING: 0,
+}
+"""Material values the greedy player counts in (the usual 1/3/3/5/9)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBudget:
+    """The clocks as the referee last reported them, ready for a player's time management.
+
+    Pairs are (White, Black), indexed with :func:`serialref.clock.side_index`.
+    ``remaining`` is ``inf`` for an untimed or unknown control (or when no
+    ``TimeControl`` tag arrived); ``moves_to_go`` counts the moves the side to move
+    still has to make before its next time bonus, ``None`` when no bonus comes.
+    """
+
+    turn: chess.Color
+    remaining: tuple[float, float] = (math.inf, math.inf)
+    increment: tuple[float, float] = (0.0, 0.0)
+    moves_to_go: int | None = None
+
+    @classmethod
+    def from_clocks(
+        cls,
+        control: TimeControl | None,
+        *,
+        consumed: tuple[float, float],
+        moves_made: tuple[int, int],
+        turn: chess.Color,
+    ) -> ThinkingBudget:
+        """The budget for ``turn`` from the control and the referee's view of the clocks.
+
+        The referee's ``cc`` holds time *consumed*; what is left follows from the
+        control and the moves each side has made, exactly as the referee's own
+        :class:`~serialref.clock.ChessClock` derives it, so both agree on every bonus
+        and increment.
+        """
+        if control is None or control.untimed:
+            return cls(turn=turn)
+        clock = ChessClock(control, consumed=consumed, moves_made=moves_made)
+        remaining = (clock.remaining(chess.WHITE), clock.remaining(chess.BLACK))
+        increments = (
+            _period_of(control, moves_made[0]).increment,
+            _period_of(control, moves_made[1]).increment,
+        )
+        return cls(
+            turn=turn,
+            remaining=remaining,
+            increment=increments,
+            moves_to_go=_moves_to_go(control, moves_made[side_index(turn)]),
+        )
+
+    @property
+    def timed(self) -> bool:
+        """Whether any clock limits the side to move."""
+        return math.isfinite(self.remaining[side_index(self.turn)])
+
+    def limit(self) -> chess.engine.Limit | None:
+        """The clock situation as a ``chess.engine`` search limit, ``None`` if untimed.
+
+        A fallen or nearly fallen flag still yields a positive time, so an engine is
+        never told to think for a negative time.
+        """
+        if not self.timed:
+            return None
+        white, black = (max(0.001, value) for value in self.remaining)
+        return chess.engine.Limit(
+            white_clock=white,
+            black_clock=black,
+            white_inc=self.increment[0],
+            black_inc=self.increment[1],
+            remaining_moves=self.moves_to_go,
+        )
+
+
+def _period_of(control: TimeControl, moves_made: int) -> TimeControlPeriod:
+    """The period a side plays its next move in (the last period repeats)."""
+    moves_left = moves_made
+    for period in control.periods:
+        if period.moves is None or moves_left < period.moves:
+            return period
+        moves_left -= period.moves
+    return control.periods[-1]
+
+
+def _moves_to_go(control: TimeControl, moves_made: int) -> int | None:
+    """Moves until the next bonus: the rest of the current move-count period."""
+    moves_left = moves_made
+    for position, period in enumerate(control.periods):
+        if period.moves is None:
+            return None
+        if position == len(control.periods) - 1:
+            return period.moves - moves_left % period.moves
+        if moves_left < period.moves:
+            return period.moves - moves_left
+        moves_left -= period.moves
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkRequest:
+    """Everything a player may use to choose its move.
+
+    ``board`` is the session's own copy, with the whole history known to the client
+    (after a position the client could not connect to its game, the history starts
+    there, as spec 8.1 says). A player may push and pop on it freely but must leave
+    it as it found it. ``draw_offered`` is the opponent's ``draw_offer`` that came
+    with its last move. ``game`` is a new object for every game the referee starts.
+    """
+
+    board: chess.Board
+    budget: ThinkingBudget
+    draw_offered: bool = False
+    tags: Mapping[str, str] = field(default_factory=dict)
+    game: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """What a player may report about its search (spec 6.1, 6.2, 6.7, 6.21).
+
+    ``centipawns`` is the spec 6.7 ``ce`` value from the mover's point of view,
+    including the mate encodings (32767 - plies to mate, -32767 + plies). ``pv``
+    starts with the move played. ``seconds`` is whole seconds of search (``acs``).
+    The session drops (and logs) whatever the spec cannot carry instead of sending it.
+    """
+
+    centipawns: int | None = None
+    pv: tuple[chess.Move, ...] = ()
+    nodes: int | None = None
+    seconds: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A player's answer to a ``respond``.
+
+    ``move`` is ``None`` only when the player resigns, accepts a draw offer, or claims
+    a draw that holds in the current position. The session turns the flags into the
+    ``reply`` operations of PROTOCOL.md section 4 and checks that they make sense
+    together before anything is sent.
+    """
+
+    move: chess.Move | None
+    draw_offer: bool = False
+    draw_accept: bool = False
+    draw_claim: bool = False
+    resign: bool = False
+    analysis: Analysis | None = None
+
+
+class Player(Protocol):
+    """A chess-playing program behind ``serialref client``.
+
+    Calls come from one thread, in game order: :meth:`new_game` once per game (after
+    the referee's first ``inform``, before the first :meth:`think`), then any number
+    of :meth:`think`, and :meth:`close` once at the end. A player that fails for good
+    raises :class:`~serialref.errors.EngineError`; the session then reports a
+    ``refreq fault`` to the referee.
+    """
+
+    @property
+    def name(self) -> str:
+        """The program name sent in ``tcsi`` at sign-on (used for the PGN tag)."""
+        ...
+
+    def new_game(self, tags: Mapping[str, str]) -> None:
+        """A new game starts; ``tags`` are the PGN tags the referee sent so far."""
+        ...
+
+    def think(self, request: ThinkRequest) -> Decision:
+        """Choose what to do in ``request.board`` (the side to move is the player's)."""
+        ...
+
+    def close(self) -> None:
+        """Release whatever the player holds (an engine process, say)."""
+        ...
+
+
+class RandomPlayer:
+    """Plays a uniformly random legal move; never offers, accepts or claims anything itself.
+
+    With a seed, the choice is a function of the seed and the position alone, so a
+    move asked for twice (after a referee restart, say) gets the same answer and a
+    seeded match replays move for move. Without one, the operating system's
+    randomness is used.
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._seed = seed
+        self._random = random.Random()
+
+    @property
+    def name(self) -> str:
+        """Program name for the PGN tags."""
+        return "serialref random"
+
+    def new_game(self, tags: Mapping[str, str]) -> None:
+        """Nothing to prepare: the player keeps no state between moves."""
+        LOGGER.debug("%s: new game %s", self.name, dict(tags))
+
+    def think(self, request: ThinkRequest) -> Decision:
+        """Any legal move, chosen uniformly."""
+        return Decision(self._choose(request.board, list(request.board.legal_moves)))
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def _choose(self, board: chess.Board, moves: Sequence[chess.Move]) -> chess.Move | None:
+        if not moves:
+            return None
+        if self._seed is not None:
+            self._random.seed(f"{self._seed} {board.fen()}")
+        return self._random.choice(sorted(moves, key=chess.Move.uci))
+
+
+class GreedyPlayer(RandomPlayer):
+    """A one-ply material grabber.
+
+    It mates in one if it can; otherwise it takes the most valuable piece it can
+    capture (promotion value breaks no ties: only what is taken counts), and with
+    nothing to capture plays a random move. It looks no further, so it happily drops its
+    queen: good enough to finish games quickly and to exercise every rule.
+    """
+
+    @property
+    def name(self) -> str:
+        """Program name for the PGN tags."""
+        return "serialref greedy"
+
+    def think(self, request: ThinkRequest) -> Decision:
+        """A mate in one, else the best capture, else a random move."""
+        board = request.board
+        moves = list(board.legal_moves)
+        mates = [move for move in moves if _gives_mate(board, move)]
+        if mates:
+            return Decision(self._choose(board, mates))
+        captures = [move for move in moves if board.is_capture(move)]
+        if captures:
+            best = max(_captured_value(board, move) for move in captures)
+            return Decision(
+                self._choose(
+                    board, [move for move in captures if _captured_value(board, move) == best]
+                )
+            )
+        return Decision(self._choose(board, moves))
+
+
+def _captured_value(board: chess.Board, move: chess.Move) -> int:
+    if board.is_en_passant(move):
+        return PIECE_VALUES[chess.PAWN]
+    captured = board.piece_type_at(move.to_square)
+    return PIECE_VALUES[captured] if captured is not None else 0
+
+
+def _gives_mate(board: chess.Board, move: chess.Move) -> bool:
+    board.push(move)
+    try:
+        return board.is_checkmate()
+    finally:
+        board.pop()

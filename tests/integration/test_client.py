@@ -1,0 +1,238 @@
+"""``run_client`` end to end: a built-in player on a port, a scripted referee on the far end."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import chess
+import pytest
+
+from serialref import records
+from serialref.client import make_builtin_player
+from serialref.client.players import RandomPlayer
+from serialref.client.runner import run_client
+from serialref.epd import EpdRecord, format_record, parse_record
+from serialref.errors import PortOpenError, RecorderError
+from serialref.testing import Peer
+
+TIMEOUT = 5.0
+
+
+class ClientThread:
+    """``run_client`` on a thread; its exit code (or exception) once it returns."""
+
+    def __init__(self, run: Callable[[], int]) -> None:
+        self.exit_code: int | None = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(run,), name="test-client")
+
+    def _run(self, run: Callable[[], int]) -> None:
+        try:
+            self.exit_code = run()
+        except BaseException as exc:
+            self.error = exc
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def result(self, timeout: float = TIMEOUT) -> int:
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "run_client did not return"
+        if self.error is not None:
+            raise self.error
+        assert self.exit_code is not None
+        return self.exit_code
+
+
+@contextmanager
+def client_on(port: str, peer: Peer | None = None, **options: object) -> Iterator[ClientThread]:
+    """Run a random player on ``port``; make sure it ends (disconnect) when the test does."""
+    options.setdefault("name", "Tester")
+
+    def run() -> int:
+        return run_client(port, RandomPlayer(1), **options)  # type: ignore[arg-type]
+
+    client = ClientThread(run)
+    client.start()
+    try:
+        yield client
+    finally:
+        if peer is not None and client.exit_code is None:
+            peer.send_line(line(records.disconnect(chess.Board())))
+        client.result()
+
+
+def line(record: EpdRecord) -> str:
+    return format_record(record)
+
+
+def read_request(peer: Peer) -> EpdRecord:
+    record = parse_record(peer.read_line(TIMEOUT))
+    assert "refreq" in record, record
+    return record
+
+
+def test_client_signs_on_plays_and_leaves_on_disconnect(
+    null_modem: tuple[str, Peer], tmp_path: Path
+) -> None:
+    path, peer = null_modem
+    log = tmp_path / "client.log"
+    with client_on(path, peer, log_path=log) as client:
+        sign_on = read_request(peer)
+        assert sign_on.operand_texts("refreq") == ("sign_on",)
+        assert sign_on.operand_texts("tcsi") == ("", "Tester")
+
+        board = chess.Board()
+        peer.send_line(line(records.reset(board)))
+        peer.send_line(line(records.inform(board, [("White", "Tester"), ("TimeControl", "60+1")])))
+        peer.send_line(line(records.respond(board, (0, 0), None)))
+        first = read_request(peer)
+        assert first.operand_texts("refreq") == ("reply",)
+        assert first.position == EpdRecord.from_board(board).position
+        board.push(first.move("sm", board))
+
+        answer = next(iter(board.legal_moves))
+        peer.send_line(line(records.respond(board, (1, 2), board.san(answer))))
+        board.push(answer)
+        second = read_request(peer)
+        assert second.position == EpdRecord.from_board(board).position
+        assert second.move("sm", board) in board.legal_moves
+
+        peer.send_line(line(records.conclude(board, (2, 2))))
+        peer.send_line(line(records.disconnect(board)))
+        assert client.result() == 0
+
+    transcript = log.read_text(encoding="ascii")
+    assert "-> " + format_record(sign_on) in transcript
+    assert "<- " + line(records.disconnect(board)) in transcript
+    assert transcript.splitlines()[0][:4].isdigit()  # every entry starts with its timestamp
+
+
+def test_noise_on_the_line_does_not_stop_the_client(null_modem: tuple[str, Peer]) -> None:
+    path, peer = null_modem
+    with client_on(path, peer) as client:
+        read_request(peer)
+        peer.send_bytes(b"\x1b[2J\x00garbage\r\n")
+        peer.send_line("not a record at all")
+        peer.send_line(line(records.reset(chess.Board())))
+        peer.send_line(line(records.respond(chess.Board(), (0, 0), None)))
+        assert read_request(peer).operand_texts("refreq") == ("reply",)
+        peer.send_line(line(records.disconnect(chess.Board())))
+        assert client.result() == 0
+
+
+def test_sign_on_is_repeated_when_no_reset_comes(null_modem: tuple[str, Peer]) -> None:
+    path, peer = null_modem
+    skew = [0.0]
+
+    def clock() -> float:
+        return time.monotonic() + skew[0]
+
+    with client_on(path, peer, clock=clock):
+        assert read_request(peer).operand_texts("refreq") == ("sign_on",)
+        skew[0] = 5.0
+        peer.send_line("wake up")  # the client re-checks its deadline after any event
+        assert read_request(peer).operand_texts("refreq") == ("sign_on",)
+
+
+def test_an_unopenable_port_raises_and_closes_the_player(tmp_path: Path) -> None:
+    closed: list[bool] = []
+
+    class Player(RandomPlayer):
+        def close(self) -> None:
+            closed.append(True)
+
+    with pytest.raises(PortOpenError, match="no such device"):
+        run_client(str(tmp_path / "ttyNothing"), Player(1))
+    assert closed == [True]
+    with pytest.raises(RecorderError, match="client log"):
+        run_client(str(tmp_path / "ttyNothing"), Player(1), log_path=tmp_path / "no" / "log")
+    assert closed == [True, True]
+
+
+def test_a_lost_line_is_reopened_and_the_client_signs_on_again() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server.settimeout(TIMEOUT)
+        url = f"socket://127.0.0.1:{server.getsockname()[1]}"
+        client = ClientThread(lambda: run_client(url, RandomPlayer(1), name="Tester"))
+        client.start()
+        try:
+            connection, _ = server.accept()
+            with connection:
+                assert b"refreq sign_on" in _receive_line(connection)
+            # The far end hung up: the client must come back by itself.
+            connection, _ = server.accept()
+            with connection:
+                assert b"refreq sign_on" in _receive_line(connection)
+                connection.sendall(line(records.disconnect(chess.Board())).encode() + b"\r\n")
+                assert client.result() == 0
+        finally:
+            client.result()
+
+
+def _receive_line(connection: socket.socket) -> bytes:
+    connection.settimeout(TIMEOUT)
+    data = b""
+    while not data.endswith(b"\r\n"):
+        chunk = connection.recv(4096)
+        assert chunk, f"connection closed after {data!r}"
+        data += chunk
+    return data
+
+
+_SUBPROCESS_CLIENT = textwrap.dedent(
+    """
+    import sys
+    from serialref.client import make_builtin_player
+    from serialref.client.runner import run_client
+
+    sys.exit(run_client(sys.argv[1], make_builtin_player("greedy", 1)))
+    """
+)
+
+
+def test_sigterm_makes_the_client_sign_off(null_modem: tuple[str, Peer]) -> None:
+    path, peer = null_modem
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SUBPROCESS_CLIENT, path],
+        stderr=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    try:
+        assert read_request(peer).operand_texts("tcsi") == ("", "serialref greedy")
+        process.send_signal(signal.SIGTERM)
+        assert read_request(peer).operand_texts("refreq") == ("sign_off",)
+        _, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+    assert process.returncode == 0, stderr.decode(errors="replace")
+    assert b"signing off" in stderr
+
+
+def test_factory_players_run_a_whole_exchange(null_modem: tuple[str, Peer]) -> None:
+    path, peer = null_modem
+    player = make_builtin_player("greedy", 3)
+    client = ClientThread(lambda: run_client(path, player))
+    client.start()
+    try:
+        assert read_request(peer).operand_texts("tcsi") == ("", "serialref greedy")
+        board = chess.Board("4k3/8/8/3q4/8/8/8/3RK3 w - - 0 1")
+        peer.send_line(line(records.reset(board)))
+        peer.send_line(line(records.respond(board, (0, 0), None)))
+        assert read_request(peer).operand_texts("sm") == ("Rxd5",)
+    finally:
+        peer.send_line(line(records.disconnect(chess.Board())))
+        assert client.result() == 0

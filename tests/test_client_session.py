@@ -1,0 +1,474 @@
+"""PlayerSession, record by record: referee lines in, the exact player lines out."""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterable, Mapping
+
+import chess
+import pytest
+
+from serialref import records
+from serialref.client.players import Analysis, Decision, ThinkRequest
+from serialref.client.session import SIGN_ON_RETRY, PlayerSession, SessionOutput
+from serialref.epd import EpdRecord, Operation, format_record, parse_record
+from serialref.errors import EngineError
+
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
+
+
+class ScriptedPlayer:
+    """Plays the decisions it was given, in order, and remembers every request."""
+
+    name = "Scripted"
+
+    def __init__(self, *decisions: Decision | str) -> None:
+        self.decisions: deque[Decision | str] = deque(decisions)
+        self.requests: list[ThinkRequest] = []
+        self.games: list[dict[str, str]] = []
+        self.closed = False
+
+    def new_game(self, tags: Mapping[str, str]) -> None:
+        self.games.append(dict(tags))
+
+    def think(self, request: ThinkRequest) -> Decision:
+        self.requests.append(request)
+        decision = self.decisions.popleft()
+        if isinstance(decision, str):
+            return Decision(request.board.parse_uci(decision))
+        return decision
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FailingPlayer(ScriptedPlayer):
+    def think(self, request: ThinkRequest) -> Decision:
+        raise EngineError("engine process died")
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def line(record: EpdRecord) -> str:
+    return format_record(record)
+
+
+def only_record(output: SessionOutput) -> EpdRecord:
+    assert len(output.lines) == 1, output
+    return parse_record(output.lines[0])
+
+
+def board_after(*ucis: str, fen: str = chess.STARTING_FEN) -> chess.Board:
+    board = chess.Board(fen)
+    for uci in ucis:
+        board.push_uci(uci)
+    return board
+
+
+def started(
+    player: ScriptedPlayer,
+    board: chess.Board | None = None,
+    tags: Iterable[tuple[str, str]] = (("TimeControl", "300+2"),),
+) -> PlayerSession:
+    """A session that signed on, got reset and inform for a game from ``board``."""
+    session = PlayerSession(player, clock=FakeClock())
+    session.sign_on()
+    board = board or chess.Board()
+    assert session.line_received(line(records.reset(board))) == SessionOutput()
+    assert session.line_received(line(records.inform(board, tags))) == SessionOutput()
+    return session
+
+
+def respond(
+    session: PlayerSession,
+    before: chess.Board,
+    move: str | None,
+    consumed: tuple[int, int] = (0, 0),
+    *,
+    draw_offer: bool = False,
+) -> SessionOutput:
+    san = None if move is None else before.san(before.parse_uci(move))
+    return session.line_received(
+        line(records.respond(before, consumed, san, draw_offer=draw_offer))
+    )
+
+
+def test_sign_on_names_the_player_in_tcsi() -> None:
+    session = PlayerSession(ScriptedPlayer(), clock=FakeClock())
+    output = session.sign_on()
+    assert output.lines == (f'{START} refreq sign_on; tcsi "" "Scripted";',)
+    assert not output.finished
+
+
+def test_sign_on_uses_the_given_name_over_the_players() -> None:
+    session = PlayerSession(ScriptedPlayer(), name="Deep Serial", clock=FakeClock())
+    assert only_record(session.sign_on()).operand_texts("tcsi") == ("", "Deep Serial")
+
+
+def test_first_respond_without_sm_gets_a_reply_from_the_initial_position() -> None:
+    player = ScriptedPlayer("e2e4")
+    session = started(player)
+    output = respond(session, chess.Board(), None)
+    assert output.lines == (f"{START} fmvn 1; hmvc 0; refreq reply; sm e4;",)
+    assert session.board.move_stack == [chess.Move.from_uci("e2e4")]
+
+
+def test_reply_names_the_position_after_the_opponents_move() -> None:
+    player = ScriptedPlayer("g8f6")
+    session = started(player)
+    output = respond(session, chess.Board(), "d2d4", (3, 0))
+    assert output.lines == (
+        "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq d3 fmvn 1; hmvc 0; "
+        "refreq reply; sm Nf6;",
+    )
+    assert player.requests[0].board.fen() == board_after("d2d4").fen()
+
+
+def test_matching_positions_keep_the_history() -> None:
+    player = ScriptedPlayer("e2e4", "g1f3")
+    session = started(player)
+    respond(session, chess.Board(), None)
+    # The referee writes e3 after the double push; python-chess would not: still a match.
+    output = respond(session, board_after("e2e4"), "e7e5")
+    assert only_record(output).operand_texts("sm") == ("Nf3",)
+    assert [move.uci() for move in player.requests[1].board.move_stack] == ["e2e4", "e7e5"]
+
+
+def test_a_different_position_starts_over_with_no_history() -> None:
+    player = ScriptedPlayer("e2e4", "d2d4")
+    session = started(player)
+    respond(session, chess.Board(), None)
+    elsewhere = chess.Board("4k3/8/8/8/8/8/3P4/4K2R b K - 12 40")
+    output = respond(session, elsewhere, "e8d8")
+    request = player.requests[1].board
+    assert request.move_stack == [chess.Move.from_uci("e8d8")]
+    assert (request.halfmove_clock, request.fullmove_number) == (13, 41)
+    assert only_record(output).position == "3k4/8/8/8/8/8/3P4/4K2R w K -"
+
+
+def test_different_move_counters_also_start_over() -> None:
+    player = ScriptedPlayer("e2e4", "g1f3")
+    session = started(player)
+    respond(session, chess.Board(), None)
+    shifted = board_after("e2e4")
+    shifted.fullmove_number = 7
+    respond(session, shifted, "e7e5")
+    assert [move.uci() for move in player.requests[1].board.move_stack] == ["e7e5"]
+
+
+def test_reply_to_a_respond_carries_the_request_details() -> None:
+    player = ScriptedPlayer("e2e4")
+    session = started(player, tags=(("Event", "Test"), ("TimeControl", "40/7200")))
+    respond(session, chess.Board(), None, (0, 0))
+    request = player.requests[0]
+    assert request.tags == {"Event": "Test", "TimeControl": "40/7200"}
+    assert request.budget.remaining == (7200.0, 7200.0)
+    assert request.budget.moves_to_go == 40
+    assert not request.draw_offered
+    assert player.games == [{"Event": "Test", "TimeControl": "40/7200"}]
+
+
+def test_clock_budget_follows_cc_and_the_moves_made() -> None:
+    player = ScriptedPlayer("e2e4", "g1f3")
+    session = started(player, tags=(("TimeControl", "300+2"),))
+    respond(session, chess.Board(), None)
+    respond(session, board_after("e2e4"), "e7e5", (10, 20))
+    budget = player.requests[1].budget
+    # White made one move (+2 s), Black made one move (+2 s).
+    assert budget.remaining == (292.0, 282.0)
+    assert budget.turn == chess.WHITE
+
+
+def test_each_reset_is_a_new_game_for_the_player() -> None:
+    player = ScriptedPlayer("e2e4", "e2e4")
+    session = started(player)
+    respond(session, chess.Board(), None)
+    first_game = player.requests[0].game
+    session.line_received(line(records.reset(chess.Board())))
+    session.line_received(line(records.inform(chess.Board(), [("Round", "2")])))
+    respond(session, chess.Board(), None)
+    assert player.requests[1].game is not first_game
+    assert player.requests[1].board.move_stack == []
+    assert player.games[-1] == {"Round": "2"}
+    assert len(player.games) == 2
+
+
+def test_final_inform_updates_tags_without_starting_a_game() -> None:
+    player = ScriptedPlayer()
+    session = started(player, tags=(("Result", "*"),))
+    session.line_received(line(records.inform(chess.Board(), [("Result", "1-0")])))
+    assert session.tags == {"Result": "1-0"}
+    assert len(player.games) == 1
+
+
+KNIGHT_DANCE = ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8"]
+"""Eight plies that bring the initial position back twice: it has occurred three times."""
+
+
+def test_move_making_a_threefold_repetition_claims_the_draw() -> None:
+    player = ScriptedPlayer(*KNIGHT_DANCE[::2], "g1f3")
+    session = started(player)
+    before = chess.Board()
+    replies = [only_record(respond(session, before, None))]
+    for white, black in zip(KNIGHT_DANCE[::2], KNIGHT_DANCE[1::2], strict=True):
+        before.push_uci(white)
+        replies.append(only_record(respond(session, before, black)))
+        before.push_uci(black)
+    assert ["draw_claim" in record for record in replies] == [False] * 4 + [True]
+    assert replies[-1].operand_texts("sm") == ("Nf3",)
+    assert session.board.is_repetition(3)
+
+
+def test_execute_replays_the_game_so_a_claim_still_holds() -> None:
+    player = ScriptedPlayer("g1f3")
+    session = started(player)
+    game = chess.Board()
+    for uci in KNIGHT_DANCE:
+        move = game.parse_uci(uci)
+        assert session.line_received(line(records.execute(game, move))) == SessionOutput()
+        game.push(move)
+    # The restore's respond: the current position, its clocks, no sm.
+    record = only_record(respond(session, game, None, (40, 50)))
+    assert "draw_claim" in record
+    assert record.operand_texts("sm") == ("Nf3",)
+    assert len(player.requests[0].board.move_stack) == 8
+    assert player.requests[0].budget.remaining == (300 - 40 + 4 * 2, 300 - 50 + 4 * 2)
+
+
+def test_without_the_replayed_history_there_is_nothing_to_claim() -> None:
+    player = ScriptedPlayer("g1f3")
+    session = started(player)
+    game = board_after(*KNIGHT_DANCE)
+    record = only_record(respond(session, game, None))
+    assert "draw_claim" not in record
+    assert player.requests[0].board.move_stack == []
+
+
+def test_fifty_move_rule_claim_comes_with_the_hundredth_quiet_ply() -> None:
+    player = ScriptedPlayer("h1h2")
+    fen = "4k3/8/8/8/8/8/8/4K2R w - - 99 80"
+    session = started(player, chess.Board(fen))
+    output = respond(session, chess.Board(fen), None)
+    record = only_record(output)
+    assert "draw_claim" in record
+    assert record.operand_texts("hmvc") == ("99",)
+
+
+def test_no_claim_when_disabled() -> None:
+    player = ScriptedPlayer("h1h2")
+    fen = "4k3/8/8/8/8/8/8/4K2R w - - 99 80"
+    session = PlayerSession(player, clock=FakeClock(), claim_draws=False)
+    session.line_received(line(records.reset(chess.Board(fen))))
+    assert "draw_claim" not in only_record(respond(session, chess.Board(fen), None))
+
+
+def test_opponents_draw_offer_reaches_the_player_and_can_be_accepted() -> None:
+    player = ScriptedPlayer(Decision(None, draw_accept=True))
+    session = started(player)
+    output = respond(session, chess.Board(), "e2e4", draw_offer=True)
+    assert player.requests[0].draw_offered
+    assert output.lines == (
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 draw_accept; fmvn 1; hmvc 0; "
+        "refreq reply;",
+    )
+
+
+def test_accepting_a_draw_nobody_offered_just_plays_the_move() -> None:
+    player = ScriptedPlayer(Decision(chess.Move.from_uci("e7e5"), draw_accept=True))
+    session = started(player)
+    record = only_record(respond(session, chess.Board(), "e2e4"))
+    assert "draw_accept" not in record
+    assert record.operand_texts("sm") == ("e5",)
+
+
+def test_player_offers_a_draw_with_its_move() -> None:
+    player = ScriptedPlayer(Decision(chess.Move.from_uci("e2e4"), draw_offer=True))
+    session = started(player)
+    record = only_record(respond(session, chess.Board(), None))
+    assert "draw_offer" in record
+    assert record.operand_texts("sm") == ("e4",)
+
+
+def test_a_claim_replaces_an_offer_made_with_the_same_move() -> None:
+    fen = "4k3/8/8/8/8/8/8/4K2R w - - 99 80"
+    player = ScriptedPlayer(Decision(chess.Move.from_uci("h1h2"), draw_offer=True))
+    session = started(player, chess.Board(fen))
+    record = only_record(respond(session, chess.Board(fen), None))
+    assert "draw_claim" in record
+    assert "draw_offer" not in record
+
+
+def test_resignation_has_no_move() -> None:
+    player = ScriptedPlayer(Decision(chess.Move.from_uci("e2e4"), resign=True, draw_offer=True))
+    session = started(player)
+    output = respond(session, chess.Board(), None)
+    assert output.lines == (f"{START} fmvn 1; hmvc 0; refreq reply; resign;",)
+    assert session.board.move_stack == []
+
+
+def test_analysis_goes_into_ce_pv_acn_acs() -> None:
+    pv = tuple(chess.Move.from_uci(uci) for uci in ("e2e4", "e7e5", "g1f3", "a1a5"))
+    analysis = Analysis(centipawns=35, pv=pv, nodes=12345, seconds=2)
+    player = ScriptedPlayer(Decision(pv[0], analysis=analysis))
+    session = started(player)
+    output = respond(session, chess.Board(), None)
+    # The illegal fourth move cuts the variation.
+    assert output.lines == (
+        f"{START} acn 12345; acs 2; ce 35; fmvn 1; hmvc 0; pv e4 e5 Nf3; refreq reply; sm e4;",
+    )
+
+
+def test_values_the_spec_cannot_carry_are_dropped(caplog: pytest.LogCaptureFixture) -> None:
+    analysis = Analysis(centipawns=40000, nodes=-1)
+    player = ScriptedPlayer(Decision(chess.Move.from_uci("e2e4"), analysis=analysis))
+    session = started(player)
+    record = only_record(respond(session, chess.Board(), None))
+    assert "ce" not in record
+    assert "acn" not in record
+    assert "spec 6.7" in caplog.text
+
+
+def test_an_illegal_decision_becomes_a_player_fault() -> None:
+    player = ScriptedPlayer(Decision(chess.Move.from_uci("e2e5")))
+    session = started(player)
+    record = only_record(respond(session, chess.Board(), None))
+    assert records.player_request(record) is records.Refreq.FAULT
+    assert "illegal move e2e5" in record.operand_texts("c0")[0]
+
+
+def test_no_move_without_a_reason_becomes_a_player_fault() -> None:
+    session = started(ScriptedPlayer(Decision(None)))
+    record = only_record(respond(session, chess.Board(), None))
+    assert record.operand_texts("refreq") == ("fault",)
+
+
+def test_a_failing_player_is_reported_as_a_fault(caplog: pytest.LogCaptureFixture) -> None:
+    session = started(FailingPlayer())
+    record = only_record(respond(session, chess.Board(), None))
+    assert record.operand_texts("refreq") == ("fault",)
+    assert "engine process died" in record.operand_texts("c0")[0]
+    assert "engine process died" in caplog.text
+
+
+def test_mated_player_replies_without_a_move() -> None:
+    player = ScriptedPlayer()
+    session = started(player)
+    before = board_after("f2f3", "e7e5", "g2g4")
+    record = only_record(respond(session, before, "d8h4"))
+    assert "sm" not in record
+    assert record.operand_texts("refreq") == ("reply",)
+    assert player.requests == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hello referee",
+        f"{START} refreq reply; sm e4;",
+        f"{START} refcom dance;",
+        f"{START} refcom respond; sm e5;",
+        f"{START} refcom respond; refcom reset;",
+        "8/8/8/8/8/8/8/8 w - - refcom respond;",
+    ],
+)
+def test_wrong_records_are_logged_and_ignored(text: str, caplog: pytest.LogCaptureFixture) -> None:
+    player = ScriptedPlayer("e2e4")
+    session = started(player)
+    with caplog.at_level(logging.WARNING):
+        assert session.line_received(text) == SessionOutput()
+    assert "ignored" in caplog.text
+    assert player.requests == []
+    # The session still works afterwards.
+    assert only_record(respond(session, chess.Board(), None)).operand_texts("sm") == ("e4",)
+
+
+def test_referee_fault_is_shown_loudly_and_the_player_signs_on_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    session = started(ScriptedPlayer())
+    output = session.line_received(line(records.fault(chess.Board(), "journal disk full")))
+    assert only_record(output).operand_texts("refreq") == ("sign_on",)
+    errors = [entry for entry in caplog.records if entry.levelno >= logging.ERROR]
+    assert any("journal disk full" in entry.getMessage() for entry in errors)
+
+
+def test_conclude_then_disconnect_finishes() -> None:
+    session = started(ScriptedPlayer())
+    assert session.line_received(line(records.conclude(chess.Board(), (1, 2)))) == SessionOutput()
+    assert not session.finished
+    output = session.line_received(line(records.disconnect(chess.Board())))
+    assert output == SessionOutput(finished=True)
+    assert session.finished
+    assert session.next_deadline() is None
+
+
+def test_sign_on_is_repeated_until_a_reset_arrives() -> None:
+    clock = FakeClock()
+    session = PlayerSession(ScriptedPlayer(), clock=clock)
+    session.sign_on()
+    assert session.next_deadline() == clock.now + SIGN_ON_RETRY
+    clock.now += SIGN_ON_RETRY - 0.01
+    assert session.deadline_passed() == SessionOutput()
+    clock.now += 0.01
+    again = session.deadline_passed()
+    assert only_record(again).operand_texts("refreq") == ("sign_on",)
+    assert session.next_deadline() == clock.now + SIGN_ON_RETRY
+    session.line_received(line(records.reset(chess.Board())))
+    assert session.next_deadline() is None
+    assert session.deadline_passed() == SessionOutput()
+
+
+def test_sign_off_names_the_current_position() -> None:
+    player = ScriptedPlayer("e2e4")
+    session = started(player)
+    respond(session, chess.Board(), None)
+    record = only_record(session.sign_off())
+    assert record.operand_texts("refreq") == ("sign_off",)
+    assert record.position == board_after("e2e4").epd(en_passant="fen")
+
+
+def test_unknown_time_control_leaves_the_clock_untimed(caplog: pytest.LogCaptureFixture) -> None:
+    player = ScriptedPlayer("e2e4")
+    session = started(player, tags=(("TimeControl", "fast please"),))
+    respond(session, chess.Board(), None)
+    assert not player.requests[0].budget.timed
+    assert "TimeControl" in caplog.text
+
+
+def test_operations_order_is_normalised() -> None:
+    player = ScriptedPlayer(Decision(chess.Move.from_uci("e2e4"), draw_offer=True))
+    session = started(player)
+    text = respond(session, chess.Board(), None).lines[0]
+    assert text == format_record(parse_record(text))
+    assert parse_record(text).operations[0] == Operation("draw_offer")
+
+
+def test_tags_and_clocks_count_on_any_record() -> None:
+    player = ScriptedPlayer("e2e4")
+    session = started(player, tags=(("TimeControl", "300"),))
+    respond_line = line(records.respond(chess.Board(), (30, 0), None))
+    session.line_received(respond_line.replace("refcom", 'ptp Round "7"; refcom'))
+    assert session.tags["Round"] == "7"
+    assert player.requests[0].budget.remaining == (270.0, 300.0)
+    session.line_received(f'{START} ptp Result "0-1"; refcom conclude;')
+    assert session.tags == {"TimeControl": "300", "Round": "7", "Result": "0-1"}
+
+
+def test_a_player_that_cannot_start_a_game_is_reported_as_a_fault() -> None:
+    class NoNewGame(ScriptedPlayer):
+        def new_game(self, tags: Mapping[str, str]) -> None:
+            raise EngineError("engine would not start")
+
+    session = PlayerSession(NoNewGame(), clock=FakeClock())
+    session.line_received(line(records.reset(chess.Board())))
+    output = session.line_received(line(records.inform(chess.Board(), [("Round", "1")])))
+    assert only_record(output).operand_texts("c0") == (
+        "player failed to start a game: engine would not start",
+    )
