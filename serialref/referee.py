@@ -101,8 +101,13 @@ def run_referee(
         if config.journal is not None:
             listeners.append(JournalRecorder(config.journal))
         if config.pgn is not None:
-            unfinished = resumed.unfinished if resumed is not None else None
-            listeners.append(PgnRecorder(config.pgn, unfinished=unfinished))
+            listeners.append(
+                PgnRecorder(
+                    config.pgn,
+                    unfinished=resumed.unfinished if resumed else None,
+                    last_finished=resumed.last_finished if resumed else None,
+                )
+            )
         if console is not None:
             listeners.append(ConsoleObserver(console))
         listeners.extend(extra_listeners)

@@ -33,10 +33,11 @@ _POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
 
 @dataclass(frozen=True, slots=True)
 class MatchInJournal:
-    """An unfinished match: where to resume, and its unfinished game for the PGN recorder."""
+    """An unfinished match: where to resume, and its games the PGN recorder needs."""
 
     point: ResumePoint
     unfinished: JournalGame | None
+    last_finished: JournalGame | None
 
 
 def find_unfinished_match(path: Path, time_control: str) -> MatchInJournal | None:
@@ -82,7 +83,11 @@ def find_unfinished_match(path: Path, time_control: str) -> MatchInJournal | Non
         game=unfinished.started if unfinished else None,
         moves=tuple(unfinished.moves) if unfinished else (),
     )
-    return MatchInJournal(point=point, unfinished=unfinished)
+    return MatchInJournal(
+        point=point,
+        unfinished=unfinished,
+        last_finished=finished[-1] if finished else None,
+    )
 
 
 def _unfinished(events: Sequence[MatchEvent]) -> tuple[MatchStarted, list[MatchEvent]] | None:

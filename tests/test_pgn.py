@@ -470,3 +470,22 @@ def test_a_failing_fsync_costs_that_game_only(
     recorder.handle(end(2))
     recorder.close()
     assert [game.headers["Round"] for game in read_all(path)] == ["1", "2"]
+
+
+def test_a_resumed_recorder_appends_the_last_finished_game_if_a_crash_kept_it_out(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "games.pgn"
+    first = JournalGame(
+        start(1, tags={**TAGS, "Round": "1"}), play(["e2e4", "e7e5"], game=1), end(1, "1/2-1/2")
+    )
+    second = JournalGame(start(2, tags={**TAGS, "Round": "2"}), play(["d2d4"], game=2), end(2))
+    recorder = PgnRecorder(path)
+    feed(recorder, first.started, *first.moves, first.ended)  # type: ignore[arg-type]
+    recorder.close()
+    # The referee died after journaling game 2's end, before the PGN append.
+    PgnRecorder(path, last_finished=second).close()
+    assert [game.headers["Round"] for game in read_all(path)] == ["1", "2"]
+    # Restarting again finds it there and does not write it twice.
+    PgnRecorder(path, last_finished=second).close()
+    assert [game.headers["Round"] for game in read_all(path)] == ["1", "2"]

@@ -150,19 +150,49 @@ class PgnRecorder:
     ``unfinished`` is the journal's unfinished game when resuming a match: the
     resumed run does not send ``GameStarted`` again, so the recorder needs it
     (and the moves so far) from the journal to write the game when it ends.
+    ``last_finished`` is the journal's last finished game: a crash between the
+    journal's ``GameEnded`` and the PGN append leaves it out of the file, so it
+    is appended now unless it is the file's last game already.
     """
 
-    def __init__(self, path: Path, *, unfinished: JournalGame | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        unfinished: JournalGame | None = None,
+        last_finished: JournalGame | None = None,
+    ) -> None:
         self._path = path
         self._started: GameStarted | None = None
         self._moves: list[MovePlayed] = []
-        if unfinished is not None and unfinished.ended is None:
-            self._started = unfinished.started
-            self._moves = list(unfinished.moves)
         try:  # fail now, not at the end of the first game, if the file cannot be written
             path.open("ab").close()
         except OSError as exc:
             raise recorder_error("open", path, exc) from exc
+        if last_finished is not None and last_finished.ended is not None:
+            self._append_if_missing(last_finished.started, last_finished.moves, last_finished.ended)
+        if unfinished is not None and unfinished.ended is None:
+            self._started = unfinished.started
+            self._moves = list(unfinished.moves)
+
+    def _append_if_missing(
+        self, started: GameStarted, moves: Sequence[MovePlayed], ended: GameEnded
+    ) -> None:
+        if self._last_game_in_file() == _identity(game_to_pgn(started, moves, ended)):
+            return
+        LOGGER.warning("game %d was missing from %s: appending it", started.game, self._path)
+        self._moves = list(moves)
+        self._write(started, ended)
+
+    def _last_game_in_file(self) -> tuple[object, ...] | None:
+        last = None
+        try:
+            with self._path.open(encoding="utf-8", errors="replace") as handle:
+                while (game := chess.pgn.read_game(handle)) is not None:
+                    last = game
+        except OSError as exc:
+            raise recorder_error("read", self._path, exc) from exc
+        return None if last is None else _identity(last)
 
     def handle(self, event: MatchEvent) -> None:
         """Collect the game in progress; write it when it ends."""
@@ -172,7 +202,8 @@ class PgnRecorder:
             if self._started is None or event.game != self._started.game:
                 LOGGER.warning(
                     "%s for game %d, which is not in progress: not in the PGN file",
-                    type(event).__name__, event.game,
+                    type(event).__name__,
+                    event.game,
                 )
             elif isinstance(event, MovePlayed):
                 self._moves.append(event)
@@ -184,7 +215,8 @@ class PgnRecorder:
         if self._started is not None:
             LOGGER.info(
                 "game %d is unfinished: not written to %s (the journal holds it)",
-                self._started.game, self._path,
+                self._started.game,
+                self._path,
             )
 
     def _start(self, started: GameStarted) -> None:
@@ -193,7 +225,8 @@ class PgnRecorder:
                 return  # the same game announced again: keep its moves
             LOGGER.warning(
                 "game %d was not finished: not written to %s (the journal holds it)",
-                self._started.game, self._path,
+                self._started.game,
+                self._path,
             )
         self._started = started
         self._moves = []
@@ -217,3 +250,16 @@ class PgnRecorder:
                 os.fsync(out.fileno())
         except OSError as exc:
             raise recorder_error("write", self._path, exc) from exc
+
+
+def _identity(game: chess.pgn.Game) -> tuple[object, ...]:
+    """What tells one game of a match from another: its pairing, round, result and moves."""
+    headers = game.headers
+    moves = tuple(move.uci() for move in game.mainline_moves())
+    return (
+        headers.get("Round"),
+        headers.get("White"),
+        headers.get("Black"),
+        headers.get("Result"),
+        moves,
+    )
