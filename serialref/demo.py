@@ -50,23 +50,26 @@ def run_demo(directory: Path, *, games: int = 2, tc: str = "60+1", console: Text
         stale.unlink(missing_ok=True)
     with ExitStack() as stack:
         cables = [stack.enter_context(null_modem_cable()) for _ in _PLAYERS]
-        players = []
-        for cable, (kind, seed), log in zip(cables, _PLAYERS, logs, strict=True):
-            command = [
-                sys.executable,
-                "-m",
-                "serialref",
-                "client",
-                cable.path_b,
-                "--player",
-                kind,
-                "--seed",
-                str(seed),
-                "--log",
-                str(log),
-            ]
-            players.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
+        players: list[subprocess.Popen[bytes]] = []
         stack.callback(_reap, players)
+
+        def start_players() -> None:
+            for cable, (kind, seed), log in zip(cables, _PLAYERS, logs, strict=True):
+                command = [
+                    sys.executable,
+                    "-m",
+                    "serialref",
+                    "client",
+                    cable.path_b,
+                    "--player",
+                    kind,
+                    "--seed",
+                    str(seed),
+                    "--log",
+                    str(log),
+                ]
+                players.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
+
         config = load_config(
             None,
             {
@@ -81,7 +84,7 @@ def run_demo(directory: Path, *, games: int = 2, tc: str = "60+1", console: Text
                 "conclude_delay": 0.5,
             },
         )
-        complete = run_referee(config, console=console)
+        complete = run_referee(config, console=console, on_ready=start_players)
     return DemoResult(complete=complete, pgn=pgn, journal=journal, player_logs=logs)
 
 

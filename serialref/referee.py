@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from typing import TextIO
 
@@ -86,8 +86,13 @@ def run_referee(
     *,
     console: TextIO | None = None,
     extra_listeners: Sequence[MatchListener] = (),
+    on_ready: Callable[[], None] | None = None,
 ) -> bool:
-    """Play the configured match; True when complete, False when stopped."""
+    """Play the configured match; True when complete, False when stopped.
+
+    ``on_ready`` runs once both ports are open: players started before that
+    would lose their first sign-on, which opening a port discards.
+    """
     settings = match_settings(config)
     plans = port_plans(config)
     resumed = (
@@ -118,7 +123,7 @@ def run_referee(
             settings,
             plans,
             listeners,
-            on_ready=notifier.ready,
+            on_ready=_both(notifier.ready, on_ready),
             on_idle=notifier.watchdog,
             idle_interval=notifier.watchdog_interval(),
             resume=resumed.point if resumed is not None else None,
@@ -126,3 +131,12 @@ def run_referee(
         complete = daemon.run()
         notifier.stopping()
     return complete
+
+
+def _both(first: Callable[[], None], second: Callable[[], None] | None) -> Callable[[], None]:
+    def run() -> None:
+        first()
+        if second is not None:
+            second()
+
+    return run
