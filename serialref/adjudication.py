@@ -94,11 +94,13 @@ class RefereeGame:
         """How often the current position has occurred (spec 6.22 ``rc``)."""
         return self._counts[self.board._transposition_key()]
 
-    def push(self, move: chess.Move) -> None:
-        self.board.push(move)
+    def push(self, move: chess.Move) -> str:
+        """Play ``move``; returns it in SAN (python-chess computes both in one push)."""
+        san = self.board.san_and_push(move)
         self._counts[self.board._transposition_key()] += 1
         self.previous_fen = self.fen
         self.fen = self.board.fen(en_passant="fen")
+        return san
 
     def automatic_verdict(self) -> Verdict | None:
         """Endings the referee declares without a claim (PROTOCOL.md 5)."""

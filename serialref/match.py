@@ -538,9 +538,8 @@ class MatchReferee:
         assert self.game is not None and self.chess_clock is not None
         assert ruling.move is not None
         board = self.game.board
-        san = board.san(ruling.move)
         elapsed = self.chess_clock.stop(at, deduct=deduct)
-        self.game.push(ruling.move)
+        san = self.game.push(ruling.move)
         self._offer_pending = ruling.draw_offer
         clock = self.chess_clock
         self._publish(
