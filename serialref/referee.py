@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from typing import TextIO
 
 from serialref.clock import TimeControl
-from serialref.config import MatchConfig, require_port_paths
+from serialref.config import MatchConfig, PortConfig, require_port_paths
 from serialref.daemon import PortPlan, RefereeDaemon
 from serialref.events import GameEnded, GameStarted, MatchEvent, MatchListener, MovePlayed
 from serialref.match import MatchSettings, Opening
@@ -28,6 +28,8 @@ from serialref.resume import find_unfinished_match
 LOGGER = logging.getLogger(__name__)
 
 __all__ = ["match_settings", "port_plans", "run_referee"]
+
+_TYPICAL_REPLY = 160  # bytes: a reply record with a move and some analysis
 
 
 def match_settings(config: MatchConfig) -> MatchSettings:
@@ -49,7 +51,19 @@ def match_settings(config: MatchConfig) -> MatchSettings:
         conclude_delay=config.conclude_delay,
         on_infraction=config.on_infraction,
         rejoin_window=config.rejoin_window,
+        flag_grace=max(_reply_in_transit(port) for port in (config.port_a, config.port_b)),
     )
+
+
+def _reply_in_transit(port: PortConfig) -> float:
+    """How long a typical reply takes on the line, so a flag is not called while it arrives.
+
+    The reply's own transmission time is not charged to the player (PROTOCOL.md
+    5), so a reply may arrive after the flag deadline and still be in time.
+    """
+    if port.settings.line_delay == "off":
+        return 0.0
+    return port.settings.transmission_time(_TYPICAL_REPLY)
 
 
 def port_plans(config: MatchConfig) -> tuple[PortPlan, PortPlan]:

@@ -552,3 +552,15 @@ def test_stop_disconnects_every_signed_on_player(match: Harness) -> None:
     assert match.referee.done and not match.referee.complete
     assert not match.events.of(GameEnded)
     assert match.events.of(MatchEnded)[0].complete is False
+
+
+def test_a_reply_still_on_the_line_at_the_flag_deadline_counts() -> None:
+    # 9600 baud: a reply's own transmission time is not charged (PROTOCOL.md 5), so
+    # the timer waits for a reply in transit before calling the flag.
+    match = Harness(time_control=TimeControl.parse("10"), flag_grace=0.2)
+    match.wire.line_delay = 0.002
+    match.start_game()
+    assert match.referee.next_deadline() == pytest.approx(1015.2)
+    match.move("a", "e4", think=10.1)  # its line end arrived 0.1 s late, it took ~0.15 s
+    assert not match.events.of(GameEnded)
+    assert match.events.of(MovePlayed)[0].elapsed < 10.0
