@@ -1,0 +1,178 @@
+"""Hot standby end to end: the primary is killed mid-game and the standby finishes the match.
+
+Primary and standby are separate processes (the primary must die by SIGKILL, and a
+standby that fails must be killable), each started through a small script: the
+primary is ``run_referee`` with a :class:`JournalReplicator`, the standby is
+``stand_by`` on a :class:`JournalMirror` bound to a free port, which it reports on
+its stdout. The players are seeded built-in ``serialref client`` processes on the
+far ends of virtual null-modem cables, and both referees share one PGN file, as
+they would on one machine.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import IO
+
+import chess.pgn
+import pytest
+
+from serialref.events import MatchStarted, MovePlayed
+from serialref.recorders.journal import read_journal
+from serialref.testing import null_modem_cable
+
+GAMES = 2
+RUN_TIMEOUT = 25.0
+
+REFEREE_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from serialref.config import load_config
+    from serialref.referee import run_referee
+    from serialref.replication import JournalReplicator, open_mirror, stand_by
+
+    role, address, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    config = load_config(None, options)
+    if role == "primary":
+        replicator = JournalReplicator(address, config.journal, heartbeat_interval=0.1)
+        complete = run_referee(config, extra_listeners=[replicator])
+    else:
+        with open_mirror(config, address, takeover_after=1.0) as mirror:
+            sys.stdout.write(mirror.address + "\\n")
+            sys.stdout.flush()
+            complete = stand_by(config, mirror)
+    sys.exit(0 if complete else 4)
+    """
+)
+
+
+def referee(role: str, address: str, options: dict[str, object]) -> list[str]:
+    return [sys.executable, "-c", REFEREE_SCRIPT, role, address, json.dumps(options)]
+
+
+@contextmanager
+def process(
+    command: list[str], *, stdout: int | None = None, stderr: int | IO[str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """A child process that is reaped (killed if need be) when the block ends."""
+    child = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, text=True
+    )
+    try:
+        yield child
+    finally:
+        try:
+            child.wait(timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+
+
+def moves_in(journal: Path, game: int) -> int:
+    """MovePlayed entries of ``game`` among the journal's complete lines so far."""
+    if not journal.exists():
+        return 0
+    lines = journal.read_bytes().split(b"\n")[:-1]
+    return sum(
+        1 for line in lines
+        if (entry := json.loads(line))["event"] == "MovePlayed" and entry["game"] == game
+    )  # fmt: skip
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = RUN_TIMEOUT) -> None:
+    """Poll another process's file: there is no event to wait on across processes."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.005)
+
+
+@pytest.mark.parametrize("hung_first", [False, True], ids=["killed", "hung-then-killed"])
+def test_the_standby_finishes_the_match_of_a_primary_killed_mid_game(
+    hung_first: bool, tmp_path: Path
+) -> None:
+    """Killed: the ports are free at once. Hung first (SIGSTOP): the silent primary still
+    holds its ports, so the standby's takeover finds them busy and keeps trying until the
+    primary is killed."""
+    primary_journal = tmp_path / "primary.jsonl"
+    mirror = tmp_path / "mirror.jsonl"
+    pgn = tmp_path / "games.pgn"
+    standby_log = tmp_path / "standby.log"
+    with ExitStack() as stack:
+        cables = [stack.enter_context(null_modem_cable()) for _ in range(2)]
+        for cable, kind, seed in zip(cables, ("greedy", "random"), ("1", "2"), strict=True):
+            stack.enter_context(process(
+                [sys.executable, "-m", "serialref", "client", cable.path_b,
+                 "--player", kind, "--seed", seed, "--log", str(tmp_path / f"{kind}.log")],
+            ))  # fmt: skip
+        options: dict[str, object] = {
+            "port_a": cables[0].path_a, "port_b": cables[1].path_a, "games": GAMES,
+            "tc": "900+5", "pgn": str(pgn), "reset_delay": 0.2, "conclude_delay": 0.2,
+        }  # fmt: skip
+        standby = stack.enter_context(process(
+            referee("standby", "127.0.0.1:0", {**options, "journal": str(mirror)}),
+            stdout=subprocess.PIPE, stderr=stack.enter_context(standby_log.open("w")),
+        ))  # fmt: skip
+        assert standby.stdout is not None
+        address = standby.stdout.readline().strip()
+        assert address.startswith("127.0.0.1:"), address
+        with process(
+            referee("primary", address, {**options, "journal": str(primary_journal)}),
+            stderr=subprocess.DEVNULL,
+        ) as primary:
+            try:
+                wait_for(lambda: moves_in(mirror, 2) >= 6, "six moves of game 2 in the mirror")
+                if hung_first:
+                    primary.send_signal(signal.SIGSTOP)
+                    wait_for(lambda: "the port is busy" in standby_log.read_text(),
+                             "the standby to find the ports busy")  # fmt: skip
+            finally:
+                primary.send_signal(signal.SIGKILL)
+        assert standby.wait(timeout=RUN_TIMEOUT) == 0, standby_log.read_text()
+
+    assert "taking over the match" in standby_log.read_text()
+    journal = read_journal(mirror)
+    takeover = next(
+        index for index, event in enumerate(journal)
+        if isinstance(event, MatchStarted) and event.resumed
+    )  # fmt: skip
+    # What the standby mirrored is exactly what the primary's journal holds (or a prefix).
+    mirrored = b"".join(mirror.read_bytes().splitlines(keepends=True)[:takeover])
+    assert primary_journal.read_bytes().startswith(mirrored)
+
+    with pgn.open() as handle:
+        games = []
+        while (game := chess.pgn.read_game(handle)) is not None:
+            assert game.errors == []
+            games.append(game)
+    assert [game.headers["Round"] for game in games] == ["1", "2"]
+    assert all(game.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for game in games)
+    played = {
+        game_number: [move.uci() for move in game.mainline_moves()]
+        for game_number, game in enumerate(games, start=1)
+    }
+    for game_number in (1, 2):
+        before_kill = [
+            event.uci for event in journal[:takeover]
+            if isinstance(event, MovePlayed) and event.game == game_number
+        ]  # fmt: skip
+        assert played[game_number][: len(before_kill)] == before_kill
+        if game_number == 2:
+            assert len(before_kill) >= 6
+    game_two = [
+        event.consumed for event in journal if isinstance(event, MovePlayed) and event.game == 2
+    ]
+    for before, after in itertools.pairwise(game_two):
+        assert after[0] >= before[0] and after[1] >= before[1], "a clock was set back"
