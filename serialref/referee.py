@@ -109,11 +109,11 @@ def run_referee(
     """
     settings = match_settings(config)
     plans = port_plans(config)
-    resumed = (
-        find_unfinished_match(config.journal, settings.time_control.text)
-        if config.journal is not None
-        else None
-    )
+    resumed = None
+    if config.journal is not None:
+        resumed = find_unfinished_match(config.journal, settings.time_control.text)
+        if resumed is None and config.journal.is_file() and config.journal.stat().st_size:
+            LOGGER.warning("%s holds no unfinished match: starting a new match", config.journal)
     notifier = SystemdNotifier()
     with ExitStack() as stack:
         listeners: list[MatchListener] = []

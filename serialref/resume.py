@@ -8,7 +8,6 @@ is continued unless it ended complete: a referee stopped by SIGTERM (a reboot,
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +22,6 @@ from serialref.events import (
 )
 from serialref.match import PORTS, ResumePoint
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
-
-LOGGER = logging.getLogger(__name__)
 
 __all__ = ["MatchInJournal", "find_unfinished_match"]
 
@@ -47,8 +44,6 @@ def find_unfinished_match(path: Path, time_control: str) -> MatchInJournal | Non
     events = read_journal(path)
     found = _unfinished(events)
     if found is None:
-        if events:
-            LOGGER.warning("%s holds no unfinished match: starting a new match", path)
         return None
     started, match_events = found
     if started.time_control != time_control:
