@@ -89,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"serialref {__version__}")
     verbs = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_run_verb(verbs, common)
+    _add_standby_verb(verbs, common)
     _add_demo_verb(verbs, common)
     _add_client_verb(verbs, common)
     _add_config_verbs(verbs, common)
@@ -245,6 +246,11 @@ def _add_match_options(parser: argparse.ArgumentParser) -> None:
         "clocks and calls the supervisor (fault)",
     )
     parser.add_argument(
+        "--replicate",
+        metavar="HOST:PORT",
+        help="stream the journal to a hot standby (`serialref standby`) at this address",
+    )
+    parser.add_argument(
         "--rejoin-window",
         type=float,
         metavar="SECONDS",
@@ -271,6 +277,7 @@ _MATCH_OPTIONS = (
     "newline",
     "on_infraction",
     "rejoin_window",
+    "replicate",
 )
 
 
@@ -282,14 +289,66 @@ def _match_config(args: argparse.Namespace) -> MatchConfig:
 
 
 def _run_match(args: argparse.Namespace) -> int:
+    from serialref.events import MatchListener
     from serialref.referee import run_referee
 
     config = _match_config(args)
+    _configure_match_logging(args, config)
+    extra: list[MatchListener] = []
+    if config.replicate is not None:
+        from serialref.errors import ConfigError
+        from serialref.replication import JournalReplicator
+
+        if config.journal is None:
+            raise ConfigError("replicate", "needs --journal: the standby is sent the journal file")
+        extra.append(JournalReplicator(config.replicate, config.journal))
+    complete = run_referee(
+        config, console=sys.stdout if sys.stdout.isatty() else None, extra_listeners=extra
+    )
+    return EXIT_OK if complete else EXIT_INTERRUPTED
+
+
+def _configure_match_logging(args: argparse.Namespace, config: MatchConfig) -> None:
+    """The file's log_level applies unless the command line gave one."""
     if args.log_level is None and not args.debug:
         from serialref.logsetup import configure_logging
 
         configure_logging(config.log_level)
-    complete = run_referee(config, console=sys.stdout if sys.stdout.isatty() else None)
+
+
+def _add_standby_verb(
+    verbs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    standby = verbs.add_parser(
+        "standby",
+        parents=[common],
+        help="mirror a referee's journal and take its match over when it falls silent",
+        description="Listen on ADDRESS (HOST:PORT) for a referee started with --replicate, "
+        "mirror its journal to --journal, and when its heartbeat has been silent for "
+        "--takeover-after seconds, open PORT_A and PORT_B (retrying while the other referee "
+        "still holds them) and resume the match. See docs/standby.md.",
+    )
+    standby.add_argument("address", metavar="ADDRESS", help="HOST:PORT to listen on")
+    standby.add_argument("port_a", nargs="?", metavar="PORT_A", help="player A's port")
+    standby.add_argument("port_b", nargs="?", metavar="PORT_B", help="player B's port")
+    _add_match_options(standby)
+    standby.add_argument(
+        "--takeover-after",
+        type=float,
+        default=3.0,
+        metavar="SECONDS",
+        help="silence of the primary's heartbeat before taking over (default 3)",
+    )
+    standby.set_defaults(handler=_run_standby)
+
+
+def _run_standby(args: argparse.Namespace) -> int:
+    from serialref.replication import open_mirror, stand_by
+
+    config = _match_config(args)
+    _configure_match_logging(args, config)
+    with open_mirror(config, args.address, takeover_after=args.takeover_after) as mirror:
+        complete = stand_by(config, mirror, console=sys.stdout if sys.stdout.isatty() else None)
     return EXIT_OK if complete else EXIT_INTERRUPTED
 
 
@@ -337,13 +396,46 @@ def _add_client_verb(
         help="play on a serial line for a built-in player or a UCI/XBoard engine",
     )
     client.add_argument("port", metavar="PORT", help="device path or pyserial URL")
-    client.add_argument(
+    who = client.add_mutually_exclusive_group()
+    who.add_argument(
+        "--engine", metavar="CMD", help="UCI or XBoard engine command, e.g. 'gnuchess --xboard'"
+    )
+    who.add_argument(
         "--player",
         choices=["random", "greedy"],
         default="random",
-        help="built-in player (default random)",
+        help="built-in player (default random, when no --engine is given)",
+    )
+    client.add_argument(
+        "--protocol", choices=["uci", "xboard"], default="uci", help="engine protocol (default uci)"
+    )
+    client.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="engine option, repeatable (e.g. Hash=64)",
     )
     client.add_argument("--seed", type=int, help="seed of a built-in player's choices")
+    limit = client.add_mutually_exclusive_group()
+    limit.add_argument("--nodes", type=int, metavar="N", help="search N nodes, not the clock")
+    limit.add_argument("--depth", type=int, metavar="N", help="search to depth N, not the clock")
+    limit.add_argument(
+        "--movetime", type=int, metavar="MS", help="search MS milliseconds, not the clock"
+    )
+    for option, what in (
+        ("--draw-offer-below", "offer a draw with the move when |score| is below CP"),
+        ("--draw-accept-below", "UCI: accept a draw offer when |score| is below CP"),
+        ("--resign-below", "UCI: resign when the score stays at or below -CP"),
+    ):
+        client.add_argument(option, type=int, metavar="CP", help=what)
+    client.add_argument(
+        "--resign-moves",
+        type=int,
+        default=3,
+        metavar="N",
+        help="moves in a row the --resign-below score must hold (default 3)",
+    )
     client.add_argument("--name", help="name given at sign-on (default: the player's own)")
     client.add_argument("--baud", type=int, default=9600, help="line rate (default 9600)")
     client.add_argument(
@@ -355,10 +447,47 @@ def _add_client_verb(
 
 def _run_client(args: argparse.Namespace) -> int:
     from serialref.client import make_builtin_player
+    from serialref.client.engine import (
+        EnginePlayer,
+        EngineProtocol,
+        EngineSettings,
+        parse_engine_options,
+    )
+    from serialref.client.players import Player
     from serialref.client.runner import run_client
+    from serialref.errors import ConfigError
     from serialref.transport import PortSettings
 
-    player = make_builtin_player(args.player, args.seed)
+    player: Player
+    if args.engine is not None:
+        player = EnginePlayer(
+            EngineSettings.from_command_line(
+                args.engine,
+                protocol=EngineProtocol(args.protocol),
+                options=parse_engine_options(args.option),
+                nodes=args.nodes,
+                depth=args.depth,
+                movetime=None if args.movetime is None else args.movetime / 1000,
+                draw_offer_below=args.draw_offer_below,
+                draw_accept_below=args.draw_accept_below,
+                resign_below=args.resign_below,
+                resign_moves=args.resign_moves,
+            )
+        )
+    else:
+        engine_only = (
+            "option",
+            "nodes",
+            "depth",
+            "movetime",
+            "draw_offer_below",
+            "draw_accept_below",
+            "resign_below",
+        )
+        for name in engine_only:
+            if getattr(args, name) not in (None, []):
+                raise ConfigError(name.replace("_", "-"), "only applies to an --engine")
+        player = make_builtin_player(args.player, args.seed)
     return run_client(
         args.port,
         player,

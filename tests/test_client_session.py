@@ -28,6 +28,7 @@ class ScriptedPlayer:
         self.requests: list[ThinkRequest] = []
         self.games: list[dict[str, str]] = []
         self.closed = False
+        self.restarts = 0
 
     def new_game(self, tags: Mapping[str, str]) -> None:
         self.games.append(dict(tags))
@@ -39,13 +40,30 @@ class ScriptedPlayer:
             return Decision(request.board.parse_uci(decision))
         return decision
 
+    def restart(self) -> None:
+        self.restarts += 1
+
     def close(self) -> None:
         self.closed = True
 
 
 class FailingPlayer(ScriptedPlayer):
+    """Fails on every move and cannot be restarted: gone for good."""
+
     def think(self, request: ThinkRequest) -> Decision:
         raise EngineError("engine process died")
+
+    def restart(self) -> None:
+        raise EngineError("engine program not found")
+
+
+class CrashOncePlayer(ScriptedPlayer):
+    """Crashes on its first move, then plays after a restart."""
+
+    def think(self, request: ThinkRequest) -> Decision:
+        if self.restarts == 0:
+            raise EngineError("engine process died")
+        return super().think(request)
 
 
 class FakeClock:
@@ -354,7 +372,25 @@ def test_a_failing_player_is_reported_as_a_fault(caplog: pytest.LogCaptureFixtur
     record = only_record(respond(session, chess.Board(), None))
     assert record.operand_texts("refreq") == ("fault",)
     assert "engine process died" in record.operand_texts("c0")[0]
+    assert "restart failed: engine program not found" in record.operand_texts("c0")[0]
     assert "engine process died" in caplog.text
+
+
+def test_a_restarted_player_signs_on_again_and_plays_the_restored_game() -> None:
+    player = CrashOncePlayer("e7e5")
+    session = started(player)
+    sign_on = only_record(respond(session, chess.Board(), "e2e4"))
+    assert sign_on.operand_texts("refreq") == ("sign_on",)
+    assert player.restarts == 1
+    # The referee's restore (PROTOCOL.md 6): reset, inform, execute, respond without sm.
+    session.line_received(line(records.reset(chess.Board())))
+    session.line_received(line(records.inform(chess.Board(), [("Round", "1")])))
+    session.line_received(line(records.execute(chess.Board(), chess.Move.from_uci("e2e4"))))
+    after_e4 = board_after("e2e4")
+    reply = only_record(session.line_received(line(records.respond(after_e4, (1, 1), None))))
+    assert reply.operand_texts("sm") == ("e5",)
+    assert len(player.games) == 2
+    assert player.requests[-1].board.move_stack == after_e4.move_stack
 
 
 def test_mated_player_replies_without_a_move() -> None:
@@ -462,7 +498,7 @@ def test_tags_and_clocks_count_on_any_record() -> None:
 
 
 def test_a_player_that_cannot_start_a_game_is_reported_as_a_fault() -> None:
-    class NoNewGame(ScriptedPlayer):
+    class NoNewGame(FailingPlayer):
         def new_game(self, tags: Mapping[str, str]) -> None:
             raise EngineError("engine would not start")
 
@@ -470,5 +506,6 @@ def test_a_player_that_cannot_start_a_game_is_reported_as_a_fault() -> None:
     session.line_received(line(records.reset(chess.Board())))
     output = session.line_received(line(records.inform(chess.Board(), [("Round", "1")])))
     assert only_record(output).operand_texts("c0") == (
-        "player failed to start a game: engine would not start",
+        "player failed to start a game: engine would not start; "
+        "restart failed: engine program not found",
     )

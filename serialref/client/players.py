@@ -204,9 +204,11 @@ class Player(Protocol):
 
     Calls come from one thread, in game order: :meth:`new_game` once per game (after
     the referee's first ``inform``, before the first :meth:`think`), then any number
-    of :meth:`think`, and :meth:`close` once at the end. A player that fails for good
-    raises :class:`~serialref.errors.EngineError`; the session then reports a
-    ``refreq fault`` to the referee.
+    of :meth:`think`, and :meth:`close` once at the end. A player whose
+    :meth:`new_game` or :meth:`think` fails raises :class:`~serialref.errors.EngineError`;
+    the session then calls :meth:`restart` and signs on again, so the referee restores
+    the game (PROTOCOL.md 6). When :meth:`restart` raises ``EngineError`` too, the
+    player is gone for good and the session reports a ``refreq fault``.
     """
 
     @property
@@ -220,6 +222,10 @@ class Player(Protocol):
 
     def think(self, request: ThinkRequest) -> Decision:
         """Choose what to do in ``request.board`` (the side to move is the player's)."""
+        ...
+
+    def restart(self) -> None:
+        """Start afresh after a failure; raise ``EngineError`` if that is impossible."""
         ...
 
     def close(self) -> None:
@@ -252,6 +258,9 @@ class RandomPlayer:
     def think(self, request: ThinkRequest) -> Decision:
         """Any legal move, chosen uniformly."""
         return Decision(self._choose(request.board, list(request.board.legal_moves)))
+
+    def restart(self) -> None:
+        """Nothing can have failed: the player holds no state."""
 
     def close(self) -> None:
         """Nothing to release."""

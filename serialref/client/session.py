@@ -194,7 +194,7 @@ class PlayerSession:
         try:
             decision = self._player.think(request)
         except EngineError as exc:
-            return self._report_fault(f"player failed: {exc}")
+            return self._recover(f"player failed: {exc}")
         return self._answer(decision, request.draw_offered)
 
     def _execute(self, record: EpdRecord) -> SessionOutput:
@@ -212,6 +212,21 @@ class PlayerSession:
             escape(self._tags.get("Termination", "no termination given")),
         )
         return SessionOutput()
+
+    def _recover(self, reason: str) -> SessionOutput:
+        """Restart a failed player and sign on again; the referee then restores the game.
+
+        A restarted engine has lost the game, and the sign-on makes the referee replay
+        it (PROTOCOL.md 6: reset, inform, one execute per move, respond). Only when the
+        player cannot be restarted does the referee hear of a fault.
+        """
+        LOGGER.error("%s: restarting the player", reason)
+        try:
+            self._player.restart()
+        except EngineError as exc:
+            return self._report_fault(f"{reason}; restart failed: {exc}")
+        self._new_game_pending = True
+        return self.sign_on()
 
     def _report_fault(self, reason: str) -> SessionOutput:
         LOGGER.error("reporting a fault to the referee: %s", reason)
@@ -263,7 +278,7 @@ class PlayerSession:
         try:
             self._player.new_game(dict(self._tags))
         except EngineError as exc:
-            return self._report_fault(f"player failed to start a game: {exc}")
+            return self._recover(f"player failed to start a game: {exc}")
         return SessionOutput()
 
     def _follow(self, record: EpdRecord) -> bool:
