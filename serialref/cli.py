@@ -396,15 +396,14 @@ def _add_client_verb(
         help="play on a serial line for a built-in player or a UCI/XBoard engine",
     )
     client.add_argument("port", metavar="PORT", help="device path or pyserial URL")
-    who = client.add_mutually_exclusive_group()
+    who = client.add_mutually_exclusive_group(required=True)
     who.add_argument(
         "--engine", metavar="CMD", help="UCI or XBoard engine command, e.g. 'gnuchess --xboard'"
     )
     who.add_argument(
         "--player",
         choices=["random", "greedy"],
-        default="random",
-        help="built-in player (default random, when no --engine is given)",
+        help="a built-in player: random moves, or greedy (mates in one, else takes the most)",
     )
     client.add_argument(
         "--protocol", choices=["uci", "xboard"], default="uci", help="engine protocol (default uci)"
