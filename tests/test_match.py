@@ -564,3 +564,27 @@ def test_a_reply_still_on_the_line_at_the_flag_deadline_counts() -> None:
     match.move("a", "e4", think=10.1)  # its line end arrived 0.1 s late, it took ~0.15 s
     assert not match.events.of(GameEnded)
     assert match.events.of(MovePlayed)[0].elapsed < 10.0
+
+
+def test_each_opening_is_played_with_both_colours() -> None:
+    openings = (Opening(moves=("e4", "c5")), Opening(moves=("d4",)))
+    match = Harness(games=3, openings=openings, time_control=TimeControl.parse("-"))
+    match.start_game()
+    started: list[GameStarted] = []
+    for game in range(3):
+        started = match.events.of(GameStarted)
+        white = started[-1].white_port
+        match.board = openings[game // 2].board()
+        if game < 2:
+            match.reply(white, op("resign"))
+            match.advance(5.0)
+            match.advance(5.0)
+    assert [(s.opening_moves, s.white_port) for s in started] == [
+        (("e4", "c5"), "a"),
+        (("e4", "c5"), "b"),
+        (("d4",), "a"),
+    ]
+    # Players are reset to the position after the opening moves.
+    assert match.lines("a")[-1] == (
+        "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq d3 fmvn 1; hmvc 0; refcom reset;"
+    )
