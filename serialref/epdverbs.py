@@ -13,8 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import BinaryIO, TextIO
 
-import chess
-
+from serialref.adjudication import position_problems
 from serialref.epd import EpdRecord, format_record, parse_lenient
 from serialref.errors import ConfigError, RecordError, escape
 
@@ -24,15 +23,6 @@ LOGGER = logging.getLogger(__name__)
 
 _OPCODE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,14}")
 _NON_ASCII_RE = re.compile(rb"[\x80-\xff]")
-
-# python-chess names its Status flags for programmers; these read better in a report.
-_STATUS_WORDS = {
-    chess.STATUS_OPPOSITE_CHECK: "opponent king in check",
-    chess.STATUS_EMPTY: "empty board",
-    chess.STATUS_BAD_CASTLING_RIGHTS: "castling rights without king and rook at home",
-    chess.STATUS_INVALID_EP_SQUARE: "en passant square without a pawn that just moved two",
-    chess.STATUS_PAWNS_ON_BACKRANK: "pawns on the first or eighth rank",
-}
 
 Transform = Callable[[EpdRecord], EpdRecord]
 
@@ -51,8 +41,7 @@ def purge_stream(opcode: str, *, source: BinaryIO, name: str, out: TextIO, err: 
     if not _OPCODE_RE.fullmatch(opcode):
         raise ConfigError(
             "opcode",
-            f"{escape(opcode)!r} is not an opcode (a letter, then up to 14 letters, "
-            "digits or '_')",
+            f"{escape(opcode)!r} is not an opcode (a letter, then up to 14 letters, digits or '_')",
         )
 
     def purge(record: EpdRecord) -> EpdRecord:
@@ -71,15 +60,10 @@ def _unchanged(record: EpdRecord) -> EpdRecord:
 
 
 def _legal(record: EpdRecord) -> EpdRecord:
-    status = record.board().status()
-    if status != chess.STATUS_VALID:
-        problems = [_status_words(flag) for flag in chess.Status if flag & status]
+    problems = position_problems(record.board())
+    if problems:
         raise RecordError(f"illegal position: {', '.join(problems)}")
     return record
-
-
-def _status_words(flag: chess.Status) -> str:
-    return _STATUS_WORDS.get(flag) or (flag.name or str(int(flag))).lower().replace("_", " ")
 
 
 def _run(source: BinaryIO, name: str, out: TextIO, err: TextIO, transform: Transform) -> int:

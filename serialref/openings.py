@@ -12,6 +12,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
+from serialref.adjudication import position_problems
 from serialref.epd import parse_lenient
 from serialref.errors import ConfigError, RecordError
 from serialref.match import Opening
@@ -25,8 +26,9 @@ def opening_from_fen(fen: str) -> Opening:
         board = chess.Board(fen)
     except ValueError as exc:
         raise ConfigError("fen", f"{fen!r} is not a FEN: {exc}") from None
-    if not board.is_valid():
-        raise ConfigError("fen", f"{fen!r} is not a legal position: {_status_text(board)}")
+    problems = position_problems(board)
+    if problems:
+        raise ConfigError("fen", f"{fen!r} is not a legal position: {', '.join(problems)}")
     return Opening(fen=board.fen())
 
 
@@ -61,9 +63,10 @@ def _epd_openings(path: Path, text: str) -> tuple[Opening, ...]:
             board = parse_lenient(line).board()
         except RecordError as exc:
             raise ConfigError("openings", f"{path}:{number}: {exc}") from None
-        if not board.is_valid():
+        problems = position_problems(board)
+        if problems:
             raise ConfigError(
-                "openings", f"{path}:{number}: not a legal position: {_status_text(board)}"
+                "openings", f"{path}:{number}: not a legal position: {', '.join(problems)}"
             )
         openings.append(Opening(fen=board.fen()))
     return tuple(openings)
@@ -82,13 +85,3 @@ def _pgn_openings(path: Path, text: str) -> tuple[Opening, ...]:
             board.push(move)
         openings.append(Opening(fen=game.board().fen(), moves=tuple(moves)))
     return tuple(openings)
-
-
-def _status_text(board: chess.Board) -> str:
-    status = board.status()
-    names = [
-        flag.name.lower().replace("_", " ")
-        for flag in chess.Status
-        if flag and flag.name and flag in status
-    ]
-    return ", ".join(names) or "invalid"
