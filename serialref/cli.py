@@ -57,6 +57,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Output piped into `head` and the like: not an error of ours.
         sys.stderr.close()
         return EXIT_OK
+    except Exception as exc:
+        # A bug of ours. The referee's journal holds the match, so a restart
+        # (systemd's Restart=on-failure) resumes it; the user gets one line.
+        if args.debug:
+            raise
+        print(
+            f"serialref: internal error: {exc!r} (run again with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
 
 
 def _exit_code_for(exc: SerialrefError) -> int:

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import chess
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from serialref import records
 from serialref.clock import TimeControl
@@ -589,3 +591,56 @@ def test_each_opening_is_played_with_both_colours() -> None:
     assert resets[-1] == (
         "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq d3 fmvn 1; hmvc 0; refcom reset;"
     )
+
+
+_OPCODES = ["sm", "resign", "draw_offer", "draw_accept", "draw_claim", "draw_reject", "ce",
+            "pv", "acn", "tcsi", "c0", "refcom", "hmvc", "fmvn", "cc", "Xyz"]  # fmt: skip
+
+
+@st.composite
+def player_lines(draw: st.DrawFn) -> str:
+    """Lines a buggy or hostile player might send: some valid, most half-right."""
+    board = chess.Board()
+    for _ in range(draw(st.integers(0, 6))):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(draw(st.sampled_from(moves)))
+    request = draw(st.sampled_from(["sign_on", "reply", "fault", "sign_off", "bogus"]))
+    parts = [board.fen(en_passant="fen").rsplit(" ", 2)[0], f"refreq {request};"]
+    for opcode in draw(st.lists(st.sampled_from(_OPCODES), max_size=4, unique=True)):
+        operand = draw(
+            st.sampled_from(
+                [
+                    "",
+                    " e4",
+                    " Nf3",
+                    " 0000",
+                    " 12",
+                    " -32768",
+                    ' "x"',
+                    " 000:00:00:01 000:00:00:02",
+                    " e4 e5",
+                ]
+            )
+        )
+        parts.append(f"{opcode}{operand};")
+    if draw(st.booleans()):
+        return draw(st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=60))
+    return " ".join(parts)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from("ab"), player_lines(), st.floats(0, 30)), max_size=25))
+def test_no_sequence_of_lines_makes_the_referee_fail(
+    script: list[tuple[str, str, float]],
+) -> None:
+    match = Harness(time_control=TimeControl.parse("60+1"), reset_delay=1.0, games=2)
+    match.start_game()
+    for port, line, pause in script:
+        match.clock.now += pause
+        match.referee.on_timer()
+        match.referee.on_line(port, line, match.clock.now)
+    for port, text in match.wire.sent:
+        assert records.referee_command(parse_record(text))  # only refcom records go out
+        assert port in "ab"
