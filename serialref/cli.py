@@ -215,13 +215,14 @@ def _add_run_verb(
         f"{EXIT_PORT} a port cannot be opened, {EXIT_INTERRUPTED} match interrupted "
         f"(SIGTERM/SIGINT), {EXIT_FAILURE} another error (a record could not be written).",
     )
-    run.add_argument("port_a", nargs="?", metavar="PORT_A", help="player A's port")
-    run.add_argument("port_b", nargs="?", metavar="PORT_B", help="player B's port")
     _add_match_options(run)
     run.set_defaults(handler=_run_match)
 
 
 def _add_match_options(parser: argparse.ArgumentParser) -> None:
+    """PORT_A, PORT_B and every match option: `run` and `standby` take the same."""
+    parser.add_argument("port_a", nargs="?", metavar="PORT_A", help="player A's port")
+    parser.add_argument("port_b", nargs="?", metavar="PORT_B", help="player B's port")
     parser.add_argument("--config", type=Path, help="TOML configuration file")
     parser.add_argument("--games", type=int, help="games to play (default 1)")
     parser.add_argument("--tc", help="PGN TimeControl, e.g. 300+3 or 40/7200:3600 (default 300+3)")
@@ -339,8 +340,6 @@ def _add_standby_verb(
         "still holds them) and resume the match. See docs/standby.md.",
     )
     standby.add_argument("address", metavar="ADDRESS", help="HOST:PORT to listen on")
-    standby.add_argument("port_a", nargs="?", metavar="PORT_A", help="player A's port")
-    standby.add_argument("port_b", nargs="?", metavar="PORT_B", help="player B's port")
     _add_match_options(standby)
     standby.add_argument(
         "--takeover-after",

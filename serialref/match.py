@@ -331,7 +331,6 @@ class MatchReferee:
         configured = self.settings.names[PORTS.index(port)]
         if identity.name and not configured:
             session.name = records.tag_value(identity.name)
-        session.program_name = identity.name
         restarted = session.signed_on
         session.fire("sign_on_received")
         self._absent_until.pop(port, None)

@@ -61,7 +61,6 @@ class PortSession:
     def __init__(self, port: str, name: str) -> None:
         self.port = port
         self.name = name
-        self.program_name: str | None = None
         self.reset_at: float | None = None
         self.reset_for_game = 0
         self._machine = Machine(
