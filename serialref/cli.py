@@ -425,6 +425,13 @@ def _add_client_verb(
         help="engine option, repeatable (e.g. Hash=64)",
     )
     client.add_argument("--seed", type=int, help="seed of a built-in player's choices")
+    client.add_argument(
+        "--pace",
+        type=int,
+        default=0,
+        metavar="MS",
+        help="a built-in player waits MS milliseconds before each move (to watch a game)",
+    )
     limit = client.add_mutually_exclusive_group()
     limit.add_argument("--nodes", type=int, metavar="N", help="search N nodes, not the clock")
     limit.add_argument("--depth", type=int, metavar="N", help="search to depth N, not the clock")
@@ -495,7 +502,7 @@ def _run_client(args: argparse.Namespace) -> int:
         for name in engine_only:
             if getattr(args, name) not in (None, []):
                 raise ConfigError(name.replace("_", "-"), "only applies to an --engine")
-        player = make_builtin_player(args.player, args.seed)
+        player = make_builtin_player(args.player, args.seed, pace=args.pace / 1000)
     return run_client(
         args.port,
         player,

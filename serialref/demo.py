@@ -24,6 +24,7 @@ __all__ = ["DemoResult", "run_demo"]
 
 _PLAYERS = (("greedy", 1), ("random", 2))
 _PLAYER_EXIT_WAIT = 10.0
+_PACE_MS = "30"  # per move: games take seconds, and the board can be followed
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,19 +56,9 @@ def run_demo(directory: Path, *, games: int = 2, tc: str = "60+1", console: Text
 
         def start_players() -> None:
             for cable, (kind, seed), log in zip(cables, _PLAYERS, logs, strict=True):
-                command = [
-                    sys.executable,
-                    "-m",
-                    "serialref",
-                    "client",
-                    cable.path_b,
-                    "--player",
-                    kind,
-                    "--seed",
-                    str(seed),
-                    "--log",
-                    str(log),
-                ]
+                command = [sys.executable, "-m", "serialref", "client", cable.path_b,
+                           "--player", kind, "--seed", str(seed), "--pace", _PACE_MS,
+                           "--log", str(log)]  # fmt: skip
                 players.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
 
         config = load_config(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import math
 import random
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -242,8 +243,10 @@ class RandomPlayer:
     randomness is used.
     """
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, *, pace: float = 0.0) -> None:
+        """``pace``: seconds to wait before each move, so that people can follow a game."""
         self._seed = seed
+        self._pace = pace
         self._random = random.Random()
 
     @property
@@ -256,14 +259,20 @@ class RandomPlayer:
         LOGGER.debug("%s: new game %s", self.name, dict(tags))
 
     def think(self, request: ThinkRequest) -> Decision:
-        """Any legal move, chosen uniformly."""
-        return Decision(self._choose(request.board, list(request.board.legal_moves)))
+        """The player's move, after the configured pace."""
+        if self._pace > 0:
+            time.sleep(self._pace)
+        return self._decide(request.board)
 
     def restart(self) -> None:
         """Nothing can have failed: the player holds no state."""
 
     def close(self) -> None:
         """Nothing to release."""
+
+    def _decide(self, board: chess.Board) -> Decision:
+        """Any legal move, chosen uniformly."""
+        return Decision(self._choose(board, list(board.legal_moves)))
 
     def _choose(self, board: chess.Board, moves: Sequence[chess.Move]) -> chess.Move | None:
         if not moves:
@@ -287,9 +296,8 @@ class GreedyPlayer(RandomPlayer):
         """Program name for the PGN tags."""
         return "serialref greedy"
 
-    def think(self, request: ThinkRequest) -> Decision:
+    def _decide(self, board: chess.Board) -> Decision:
         """A mate in one, else the best capture, else a random move."""
-        board = request.board
         moves = list(board.legal_moves)
         mates = [move for move in moves if _gives_mate(board, move)]
         if mates:

@@ -1,8 +1,8 @@
 """Games in progress on a terminal: board, clocks, last move and each result.
 
-On a terminal the move line is redrawn in place (at most a few times a second,
-so instant players do not flood it); into a file or pipe only game starts and
-results are written, one line each.
+On a terminal the board and the clocks are redrawn in place (at most a few
+times a second, so instant players do not flood it); into a file or pipe only
+game starts, final positions and results are written.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class ConsoleObserver:
         self._next_redraw = 0.0
         self._names = ("White", "Black")
         self._last_move: MovePlayed | None = None
-        self._status_shown = False
+        self._drawn = 0  # lines of the live board block on screen, to redraw in place
 
     def handle(self, event: MatchEvent) -> None:
         if isinstance(event, PlayerSignedOn):
@@ -63,21 +63,16 @@ class ConsoleObserver:
             self._last_move = event
             if self._live and self._clock() >= self._next_redraw:
                 self._next_redraw = self._clock() + _REDRAW_EVERY
-                self._status(self._move_text(event))
+                self._draw(event)
         elif isinstance(event, GameEnded):
             if self._last_move is not None:
-                board = chess.Board(self._last_move.fen)
-                self._line(str(board))
-                self._line(self._move_text(self._last_move))
+                self._draw(self._last_move)
             self._line(f"game {event.game}: {event.result} ({event.reason})")
         elif isinstance(event, MatchEnded):
             status = "complete" if event.complete else f"stopped: {event.reason}"
             self._line(f"match {status}; score {event.score[0]:g} - {event.score[1]:g} (A - B)")
 
     def close(self) -> None:
-        if self._status_shown:
-            self._stream.write("\n")
-            self._status_shown = False
         self._stream.flush()
 
     def _move_text(self, move: MovePlayed) -> str:
@@ -90,13 +85,18 @@ class ConsoleObserver:
             f"{self._names[1]} {format_clock(move.remaining[1])}"
         )
 
-    def _status(self, text: str) -> None:
-        self._stream.write(f"\r{text}\x1b[K")
+    def _draw(self, move: MovePlayed) -> None:
+        """The board after ``move`` and the clocks; on a terminal, over the previous drawing."""
+        block = [*str(chess.Board(move.fen)).splitlines(), self._move_text(move)]
+        if self._live:
+            up = f"\x1b[{self._drawn}F" if self._drawn else ""
+            self._stream.write(up + "".join(f"{line}\x1b[K\n" for line in block))
+            self._drawn = len(block)
+        else:
+            self._stream.write("".join(f"{line}\n" for line in block))
         self._stream.flush()
-        self._status_shown = True
 
     def _line(self, text: str) -> None:
-        prefix = "\r\x1b[K" if self._status_shown else ""
-        self._status_shown = False
-        self._stream.write(f"{prefix}{text}\n")
+        self._drawn = 0  # a line below the board: the next game draws a new board
+        self._stream.write(f"{text}\n")
         self._stream.flush()
