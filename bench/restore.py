@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import random
 import statistics
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 
 import chess
+from games import long_game
 
 from serialref import records
 from serialref.epd import format_record
@@ -39,25 +39,6 @@ from serialref.testing import null_modem_cable
 PLIES = 200
 RUNS = 5
 WRITES = 500
-
-
-def game_moves(plies: int, seed: int = 11) -> list[chess.Move]:
-    """A legal game of ``plies`` plies that no rule ends early."""
-    rng = random.Random(seed)
-    while True:
-        board = chess.Board()
-        while len(board.move_stack) < plies:
-            moves = [m for m in board.legal_moves if not board.is_capture(m)]
-            rng.shuffle(moves)
-            for move in moves or list(board.legal_moves):
-                board.push(move)
-                if board.outcome(claim_draw=True) is None:
-                    break
-                board.pop()
-            else:
-                break
-        if len(board.move_stack) == plies:
-            return list(board.move_stack)
 
 
 def write_journal(path: Path, moves: list[chess.Move]) -> None:
@@ -128,7 +109,7 @@ def journal_cost(directory: Path, moves: list[chess.Move]) -> float:
 
 
 def main() -> None:
-    moves = game_moves(PLIES)
+    moves = [chess.Move.from_uci(uci) for uci in long_game(PLIES)]
     timings = []
     for _ in range(RUNS):
         with tempfile.TemporaryDirectory() as directory:

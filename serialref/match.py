@@ -109,7 +109,7 @@ class ResumePoint:
     """Where a match stood when its referee stopped, as its journal tells it."""
 
     games_done: int
-    score: tuple[float, float]
+    results: tuple[tuple[str, str], ...]  # (White's port, PGN result) of each finished game
     names: tuple[str | None, str | None]
     signed_on: tuple[bool, bool]
     game: GameStarted | None = None
@@ -586,7 +586,8 @@ class MatchReferee:
     def _resume(self, point: ResumePoint) -> None:
         """Continue a match from its journal without waiting for new sign-ons (PROTOCOL.md 6)."""
         self.game_number = point.games_done
-        self.score = list(point.score)
+        for white_port, result in point.results:
+            self._count_score(result, white_port)
         for port, name, signed_on in zip(PORTS, point.names, point.signed_on, strict=True):
             session = self.sessions[port]
             if name and not self.settings.names[PORTS.index(port)]:
@@ -607,9 +608,7 @@ class MatchReferee:
         started = point.game
         self.game_number = started.game
         self.white_port = started.white_port
-        board = chess.Board(started.fen)
-        for san in started.opening_moves:
-            board.push_san(san)
+        board = Opening(started.fen, started.opening_moves).board()
         self._opening_length = len(started.opening_moves)
         for played in point.moves:
             board.push_uci(played.uci)
@@ -680,7 +679,7 @@ class MatchReferee:
                 consumed=consumed,
             )
         )
-        self._count_score(verdict.result)
+        self._count_score(verdict.result, self.white_port)
         conclude = records.conclude(self.game.fen, clock.cc_seconds())
         for port in PORTS:
             if self.sessions[port].signed_on:
@@ -693,8 +692,8 @@ class MatchReferee:
         self._delay_until = self._clock() + self.settings.conclude_delay
         self.chess_clock = None
 
-    def _count_score(self, result: str) -> None:
-        white = PORTS.index(self.white_port)
+    def _count_score(self, result: str, white_port: str) -> None:
+        white = PORTS.index(white_port)
         points = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}.get(result)
         if points is not None:
             self.score[white] += points[0]

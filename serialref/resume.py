@@ -25,8 +25,6 @@ from serialref.recorders.journal import JournalGame, games_from_journal, read_jo
 
 __all__ = ["MatchInJournal", "find_unfinished_match"]
 
-_POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
-
 
 @dataclass(frozen=True, slots=True)
 class MatchInJournal:
@@ -55,13 +53,6 @@ def find_unfinished_match(path: Path, time_control: str) -> MatchInJournal | Non
     games = games_from_journal(match_events)
     finished = [game for game in games if game.ended is not None]
     unfinished = next((game for game in games if game.ended is None), None)
-    score = [0.0, 0.0]
-    for game in finished:
-        assert game.ended is not None
-        white = PORTS.index(game.started.white_port)
-        points = _POINTS.get(game.ended.result, (0.0, 0.0))
-        score[white] += points[0]
-        score[1 - white] += points[1]
     names: dict[str, str | None] = dict.fromkeys(PORTS)
     present = dict.fromkeys(PORTS, False)
     for event in match_events:
@@ -72,7 +63,11 @@ def find_unfinished_match(path: Path, time_control: str) -> MatchInJournal | Non
             present[event.port] = False
     point = ResumePoint(
         games_done=len(finished),
-        score=(score[0], score[1]),
+        results=tuple(
+            (game.started.white_port, game.ended.result)
+            for game in finished
+            if game.ended is not None
+        ),
         names=(names["a"], names["b"]),
         signed_on=(present["a"], present["b"]),
         game=unfinished.started if unfinished else None,

@@ -21,7 +21,7 @@ from serialref.events import (
     MatchEvent,
     MovePlayed,
 )
-from serialref.match import MatchReferee, MatchSettings, MatchState, Opening
+from serialref.match import MatchReferee, MatchSettings, MatchState, Opening, ResumePoint
 from serialref.session import SessionState
 
 START = chess.STARTING_FEN
@@ -644,3 +644,25 @@ def test_no_sequence_of_lines_makes_the_referee_fail(
     for port, text in match.wire.sent:
         assert records.referee_command(parse_record(text))  # only refcom records go out
         assert port in "ab"
+
+
+def test_a_resumed_match_counts_the_games_already_finished() -> None:
+    match = Harness(games=3, reset_delay=0.0)
+    match.referee = MatchReferee(
+        match.referee.settings, match.wire, [match.events], clock=match.clock,
+        wall_clock=lambda: WALL,
+    )  # fmt: skip
+    match.referee.start(
+        ResumePoint(
+            games_done=2,
+            results=(("a", "1-0"), ("b", "1/2-1/2")),
+            names=("Alpha", "Beta"),
+            signed_on=(True, True),
+        )
+    )
+    assert match.commands("a") == match.commands("b") == ["reset"]  # game 3 starts at once
+    match.advance(0.0)
+    assert match.events.of(GameStarted)[-1].game == 3
+    match.board = chess.Board()
+    match.reply("a", op("resign"))  # game 3: White is on port a again
+    assert match.referee.score == [1.5, 1.5]
