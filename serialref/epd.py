@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import functools
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -281,6 +282,8 @@ class EpdRecord:
     castling: str
     en_passant: str
     operations: tuple[Operation, ...] = ()
+    # The operations by opcode: the referee asks a record for a dozen opcodes per move.
+    _by_opcode: dict[str, Operation] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         problem = _position_problem((self.placement, self.active, self.castling, self.en_passant))
@@ -288,13 +291,14 @@ class EpdRecord:
             raise RecordError(problem[2])
         if not isinstance(self.operations, tuple):
             object.__setattr__(self, "operations", tuple(self.operations))
-        opcodes = {operation.opcode for operation in self.operations}
-        if len(opcodes) != len(self.operations):
+        by_opcode = {operation.opcode: operation for operation in self.operations}
+        if len(by_opcode) != len(self.operations):
             seen: set[str] = set()
             for operation in self.operations:
                 if operation.opcode in seen:
                     raise RecordError(f"opcode {operation.opcode!r} appears twice")
                 seen.add(operation.opcode)
+        object.__setattr__(self, "_by_opcode", by_opcode)
 
     # ----------------------------------------------------------------- structure
 
@@ -304,14 +308,11 @@ class EpdRecord:
         return f"{self.placement} {self.active} {self.castling} {self.en_passant}"
 
     def __contains__(self, opcode: object) -> bool:
-        return any(operation.opcode == opcode for operation in self.operations)
+        return opcode in self._by_opcode
 
     def operation(self, opcode: str) -> Operation | None:
         """The operation with this opcode, or None."""
-        for operation in self.operations:
-            if operation.opcode == opcode:
-                return operation
-        return None
+        return self._by_opcode.get(opcode)
 
     def operand_texts(self, opcode: str) -> tuple[str, ...]:
         """The operand values of ``opcode``; () when it is absent."""
@@ -628,8 +629,13 @@ def clock_text(seconds: int) -> str:
 _FIELD_NAMES = ("piece placement", "active colour", "castling", "en passant")
 
 
+@functools.lru_cache(maxsize=16)
 def _position_problem(fields: tuple[str, str, str, str]) -> tuple[int, int, str] | None:
-    """(field index, offset in the field, reason) of the first syntax error, or None."""
+    """(field index, offset in the field, reason) of the first syntax error, or None.
+
+    Cached: a referee checks each position three times in a row (the reply's
+    parse, its record, and the ``respond`` that relays the move in it).
+    """
     placement, active, castling, en_passant = fields
     if not (
         _PLACEMENT_RE.fullmatch(placement)

@@ -87,6 +87,11 @@ def fen_of(position: Position) -> str:
     return position if isinstance(position, str) else position.fen(en_passant="fen")
 
 
+_COMMAND_OPERATIONS = {
+    command: Operation("refcom", (Operand(command.value),)) for command in Refcom
+}
+
+
 def _record(command: Refcom, position: Position, *operations: Operation) -> EpdRecord:
     # PROTOCOL.md 2: every record naming a game position carries fmvn and hmvc.
     placement, active, castling, en_passant, halfmove, fullmove = fen_of(position).split(" ")
@@ -96,7 +101,7 @@ def _record(command: Refcom, position: Position, *operations: Operation) -> EpdR
         castling,
         en_passant,
         (
-            Operation("refcom", (Operand(command.value),)),
+            _COMMAND_OPERATIONS[command],
             Operation("fmvn", (Operand(fullmove),)),
             Operation("hmvc", (Operand(halfmove),)),
             *operations,
