@@ -69,12 +69,17 @@ class PortSession:
             transitions=TRANSITIONS,
             initial=SessionState.OFFLINE,
             auto_transitions=False,
-            after_state_change=self._log_change,
         )
 
     def fire(self, trigger: str) -> None:
-        """Fire a trigger; an impossible one is a referee bug, so it raises."""
+        """Fire a trigger; an impossible one is a referee bug, so it raises.
+
+        The change is logged here rather than from a ``transitions`` callback:
+        two triggers fire per move, and a callback costs even when nothing is logged.
+        """
         self._machine.events[trigger].trigger(self)
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            LOGGER.debug("port %s: %s", self.port, self.state.value)
 
     @property
     def signed_on(self) -> bool:
@@ -83,6 +88,3 @@ class PortSession:
     @property
     def to_move(self) -> bool:
         return self.state is SessionState.TO_MOVE
-
-    def _log_change(self) -> None:
-        LOGGER.debug("port %s: %s", self.port, self.state.value)
