@@ -1,13 +1,14 @@
-"""Referee cost per ply with instant players over pseudo-terminal null-modem cables.
+"""Referee cost per ply with instant players over pseudo-terminal pairs.
 
     python bench/referee.py [--games N]
 
-Three kinds of process, so that the referee's CPU time is its own: a cable
-process relays two null-modem cables, two player processes replay a long legal
-game instantly (one side each), and this process runs the referee (with its
-journal and PGN recorders, fsync included). Prints CPU and wall time per ply
-(median, p99), the ratio of per-ply cost around ply 400 to around ply 20, and
-the referee's CPU use while a player thinks for 10 s.
+The referee in this process opens one end of two pty pairs, as it would two
+serial ports; two player processes each hold the other end of one pair and
+replay a long legal game instantly (one side each, thinking once for 10 s).
+Each game is played twice in one run, with the journal and the PGN (fsync
+included) and without any recorder, so the two figures are measured side by
+side. Prints CPU and wall time per ply (median, p99), the ratio of per-ply cost
+around ply 400 to around ply 20, and the referee's CPU use while a player thinks.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import tty
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
@@ -29,62 +32,65 @@ from games import long_game
 from serialref import records
 from serialref.clock import TimeControl
 from serialref.daemon import PortPlan, RefereeDaemon
-from serialref.epd import format_record, parse_record
-from serialref.events import MatchEvent, MovePlayed
-from serialref.link import LineReceived, PortLink
+from serialref.epd import EpdRecord, format_record, parse_record
+from serialref.events import MatchEvent, MatchListener, MovePlayed
+from serialref.framing import Line, LineFramer
 from serialref.match import MatchSettings
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
-from serialref.transport import SerialTransport
 
 PLIES = 440
 THINK_PLY = 30  # the ply at which White thinks for THINK_SECONDS
 THINK_SECONDS = 10.0
 
 
-def cable_process() -> None:
-    """Relay two null-modem cables until stdin closes; print their paths first."""
-    from serialref.testing import null_modem_cable
+def open_pty_pair() -> tuple[int, int, str]:
+    """A raw pty pair, echo off: (master fd, slave fd, slave path), like a null-modem cable.
 
-    with null_modem_cable() as one, null_modem_cable() as two:
-        print(json.dumps([one.path_a, one.path_b, two.path_a, two.path_b]), flush=True)
-        sys.stdin.read()
+    The bench keeps the slave descriptor open, so the line never hangs up between games.
+    """
+    master, slave = os.openpty()
+    for fd in (master, slave):
+        tty.setraw(fd)
+    return master, slave, os.ttyname(slave)
 
 
-def player_process(path: str, colour: str, moves_file: str) -> None:
-    """Play one side of the scripted games instantly (thinking once, at THINK_PLY)."""
-    import queue
+def player_process(fd_text: str, colour: str, moves_file: str, think: str) -> None:
+    """Play one side of the scripted game instantly on the pty master ``fd_text``.
 
+    It thinks once, for THINK_SECONDS at THINK_PLY, so the referee's idle CPU can be measured.
+    """
+    fd = int(fd_text)
     moves = json.loads(Path(moves_file).read_text())
     side = chess.WHITE if colour == "white" else chess.BLACK
-    events: queue.SimpleQueue[object] = queue.SimpleQueue()
-    link = PortLink(colour, SerialTransport.open(path), events)
-    link.start()
-    link.send_line(format_record(records.sign_on(chess.Board(), f"replay-{colour}")))
+    framer = LineFramer()
+
+    def send(record: EpdRecord) -> None:
+        os.write(fd, format_record(record).encode("ascii") + b"\r\n")
+
+    send(records.sign_on(chess.Board(), f"replay-{colour}"))
     board = chess.Board()
-    thought = False
-    while True:
-        event = events.get()
-        if not isinstance(event, LineReceived):
-            break
-        record = parse_record(event.text)
-        command = records.referee_command(record).value
-        if command == "disconnect":
-            break
-        if command == "reset":
-            board = chess.Board()
-        elif command == "respond":
-            if "sm" in record:
-                board.push(record.move("sm", board))
-            assert board.turn == side
-            ply = len(board.move_stack)
-            if ply == THINK_PLY and not thought:
-                thought = True
-                time.sleep(THINK_SECONDS)  # the player thinks; the referee must idle
-            move = chess.Move.from_uci(moves[ply])
-            link.send_line(format_record(records.reply(board, move)))
-            board.push(move)
-    link.close()
+    thought = think == "0"
+    while data := os.read(fd, 4096):
+        for line in framer.feed(data):
+            assert isinstance(line, Line)
+            record = parse_record(line.text)
+            command = records.referee_command(record).value
+            if command == "disconnect":
+                return
+            if command == "reset":
+                board = chess.Board()
+            elif command == "respond":
+                if "sm" in record:
+                    board.push(record.move("sm", board))
+                assert board.turn == side
+                ply = len(board.move_stack)
+                if ply == THINK_PLY and not thought:
+                    thought = True
+                    time.sleep(THINK_SECONDS)  # the player thinks; the referee must idle
+                move = chess.Move.from_uci(moves[ply])
+                send(records.reply(board, move))
+                board.push(move)
 
 
 class PlyTimer:
@@ -106,88 +112,111 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=2)
-    parser.add_argument("--no-records", action="store_true")
-    args = parser.parse_args()
+@dataclass
+class Samples:
+    """Per-ply figures of one configuration, over every game played with it."""
 
-    workdir = Path(tempfile.mkdtemp(prefix="serialref-bench-"))
-    moves_file = workdir / "moves.json"
-    moves_file.write_text(json.dumps(long_game(PLIES)))
+    cpu: list[float] = field(default_factory=list)
+    wall: list[float] = field(default_factory=list)
+    early: list[float] = field(default_factory=list)  # CPU per ply around ply 20
+    late: list[float] = field(default_factory=list)  # CPU per ply around ply 400
+    idle: list[float] = field(default_factory=list)  # CPU share while a player thinks
+
+    def add(self, stamps: list[tuple[int, float, float]], think_ply: int | None) -> None:
+        for (_, cpu0, wall0), (ply1, cpu1, wall1) in itertools.pairwise(stamps):
+            if think_ply is not None and ply1 - 1 == think_ply:
+                self.idle.append((cpu1 - cpu0) / (wall1 - wall0))
+                continue
+            self.cpu.append(cpu1 - cpu0)
+            self.wall.append(wall1 - wall0)
+            if 10 <= ply1 <= 30:
+                self.early.append(cpu1 - cpu0)
+            if 390 <= ply1 <= 410:
+                self.late.append(cpu1 - cpu0)
+
+
+def play_game(
+    workdir: Path, moves_file: Path, recorded: bool, think: bool
+) -> list[tuple[int, float, float]]:
+    """One scripted game over two fresh pty pairs; returns the referee's stamps per ply."""
     me = [sys.executable, str(Path(__file__).resolve())]
-    cables = subprocess.Popen(
-        [*me, "--cables"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert cables.stdout is not None
-    near_a, far_a, near_b, far_b = json.loads(cables.stdout.readline())
+    pairs = [open_pty_pair(), open_pty_pair()]
     timer = PlyTimer()
-    recorders: list[JournalRecorder | PgnRecorder] = []
-    if not args.no_records:
-        recorders = [JournalRecorder(workdir / "journal.jsonl"), PgnRecorder(workdir / "games.pgn")]
-    # One game: White on port a. Time control long enough that nobody flags.
+    stopper = StopAfter(PLIES)
+    listeners: list[MatchListener] = [timer, stopper]
+    if recorded:
+        number = len(list(workdir.glob("journal-*.jsonl")))
+        listeners[:0] = [
+            JournalRecorder(workdir / f"journal-{number}.jsonl"),
+            PgnRecorder(workdir / "games.pgn"),
+        ]
     settings = MatchSettings(
         games=1, time_control=TimeControl.parse("3600"), reset_delay=0.1, conclude_delay=0.1
     )
     players: list[subprocess.Popen[bytes]] = []
 
     def start_players() -> None:
-        players.append(subprocess.Popen([*me, "--player", far_a, "white", str(moves_file)]))
-        players.append(subprocess.Popen([*me, "--player", far_b, "black", str(moves_file)]))
+        for (master, _, _), colour in zip(pairs, ("white", "black"), strict=True):
+            command = [*me, "--player", str(master), colour, str(moves_file), str(int(think))]
+            players.append(subprocess.Popen(command, pass_fds=[master]))
 
-    cpu_per_ply: list[float] = []
-    wall_per_ply: list[float] = []
-    early: list[float] = []
-    late: list[float] = []
-    idle_cpu: list[float] = []
-    for _ in range(args.games):
-        timer.stamps.clear()
-        # The scripted game is never ended by the rules: stop it after the last ply.
-        stopper = StopAfter(PLIES)
-        daemon = RefereeDaemon(
-            settings,
-            [PortPlan("a", near_a), PortPlan("b", near_b)],
-            [*recorders, timer, stopper],
-            on_ready=start_players,
-        )
-        stopper.daemon = daemon
+    daemon = RefereeDaemon(
+        settings,
+        [PortPlan("a", pairs[0][2]), PortPlan("b", pairs[1][2])],
+        listeners,
+        on_ready=start_players,
+    )
+    stopper.daemon = daemon
+    try:
         daemon.run()
         for process in players:
             process.wait(timeout=30)
-        players.clear()
-        stamps = timer.stamps
-        for (_, cpu0, wall0), (ply1, cpu1, wall1) in itertools.pairwise(stamps):
-            if ply1 - 1 == THINK_PLY:
-                idle_cpu.append((cpu1 - cpu0) / (wall1 - wall0))
-                continue
-            cpu_per_ply.append(cpu1 - cpu0)
-            wall_per_ply.append(wall1 - wall0)
-            if 10 <= ply1 <= 30:
-                early.append(cpu1 - cpu0)
-            if 390 <= ply1 <= 410:
-                late.append(cpu1 - cpu0)
-    assert cables.stdin is not None
-    cables.stdin.close()
-    cables.wait()
-    for recorder in recorders:
-        recorder.close()
+    finally:
+        for listener in listeners:
+            listener.close()
+        for master, slave, _ in pairs:
+            os.close(master)
+            os.close(slave)
+    return timer.stamps
 
+
+def report(label: str, samples: Samples) -> None:
     ms = 1000.0
-    print(f"plies measured: {len(cpu_per_ply)} over {args.games} games of {PLIES} plies")
+    print(f"{label} ({len(samples.cpu)} plies)")
     print(
-        f"referee CPU per ply : median {statistics.median(cpu_per_ply) * ms:.3f} ms, "
-        f"p99 {percentile(cpu_per_ply, 0.99) * ms:.3f} ms   (target <= 0.25 ms median)"
+        f"  referee CPU per ply : median {statistics.median(samples.cpu) * ms:.3f} ms, "
+        f"p99 {percentile(samples.cpu, 0.99) * ms:.3f} ms   (target <= 0.25 ms median)"
     )
     print(
-        f"wall per ply        : median {statistics.median(wall_per_ply) * ms:.3f} ms, "
-        f"p99 {percentile(wall_per_ply, 0.99) * ms:.3f} ms"
+        f"  wall time per ply   : median {statistics.median(samples.wall) * ms:.3f} ms, "
+        f"p99 {percentile(samples.wall, 0.99) * ms:.3f} ms"
     )
-    ratio = statistics.median(late) / statistics.median(early)
-    print(f"CPU per ply at ply ~400 / at ply ~20: {ratio:.2f}   (target <= 1.2)")
-    print(
-        f"referee CPU while a player thinks {THINK_SECONDS:.0f} s: "
-        f"{max(idle_cpu) * 100:.3f} %   (target < 0.5 %)"
-    )
+    ratio = statistics.median(samples.late) / statistics.median(samples.early)
+    print(f"  CPU per ply at ply ~400 / at ply ~20: {ratio:.2f}   (target <= 1.2)")
+    if samples.idle:
+        print(
+            f"  referee CPU while a player thinks {THINK_SECONDS:.0f} s: "
+            f"{max(samples.idle) * 100:.3f} %   (target < 0.5 %)"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=2, help="games per configuration")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="serialref-bench-"))
+    moves_file = workdir / "moves.json"
+    moves_file.write_text(json.dumps(long_game(PLIES)))
+    recorded, bare = Samples(), Samples()
+    for game in range(args.games):
+        # Alternate the configurations so that both see the same machine load.
+        think = game == 0
+        recorded.add(play_game(workdir, moves_file, True, think), THINK_PLY if think else None)
+        bare.add(play_game(workdir, moves_file, False, False), None)
+    print(f"{args.games} games of {PLIES} plies per configuration, instant players")
+    report("with journal and PGN (fsync per move)", recorded)
+    report("without recorders", bare)
     print("for scale on this machine: fastchess 0.09 ms, cutechess-cli 0.17 ms CPU per ply")
 
 
@@ -207,10 +236,8 @@ class StopAfter:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--cables"]:
-        cable_process()
-    elif sys.argv[1:2] == ["--player"]:
-        player_process(*sys.argv[2:5])
+    if sys.argv[1:2] == ["--player"]:
+        player_process(*sys.argv[2:6])
     else:
         os.environ.setdefault("PYTHONHASHSEED", "0")
         main()
