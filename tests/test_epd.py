@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from serialref import epd
 from serialref.epd import (
     OPCODES,
     Basetype,
@@ -238,6 +239,31 @@ def test_parse_record_raises_only_record_errors_with_a_column(line: str) -> None
         assert exc.reason
     else:
         assert parse_record(format_record(record)) == record.normalized()
+
+
+plain_operations = st.dictionaries(
+    opcodes, st.lists(st.from_regex(r"[!#-:<-~]{1,6}", fullmatch=True), max_size=3), max_size=5
+)
+
+
+@given(plain_operations, st.sampled_from([" ", "  "]))
+def test_records_without_strings_take_the_plain_reader(
+    operations: dict[str, list[str]], blank: str
+) -> None:
+    line = START + "".join(
+        blank.join(["", opcode, *operands]) + ";" for opcode, operands in operations.items()
+    )
+    plain = epd._plain_operations(line, len(START))
+    assert plain is not None
+    assert plain == epd._tokenized_operations(line, len(START))
+
+
+@given(st.text(alphabet=' ;"aeD0123456789_+:-', max_size=60))
+def test_the_plain_reader_takes_nothing_the_tokenizer_reads_otherwise(tail: str) -> None:
+    line = f"{START}{tail}"
+    plain = epd._plain_operations(line, len(START))
+    if plain is not None:
+        assert plain == epd._tokenized_operations(line, len(START))
 
 
 # --------------------------------------------------------------------------- lenient reader
