@@ -1,31 +1,41 @@
-"""A port as a stream of line events: one reader thread per port, writes from the caller.
+"""A port as a stream of line events, read in one of two modes, written by the caller.
 
-The referee owns every state machine on one thread and waits on a single queue with a
-timeout equal to its next deadline. Each port therefore gets a thread that does nothing
-but block in ``read()``, frame the bytes and put past-tense events on that queue; it
-never touches referee state, so no locks are needed above this layer.
+The referee owns every state machine on one thread. A link whose transport has a file
+descriptor is *polled*: the referee registers :meth:`PortLink.fileno` with its own
+``select`` loop and calls :meth:`PortLink.read_events` when it is ready, so a line goes
+from the port to the referee with no thread hand-over. A link on a backend that needs
+pyserial's processing (``socket://``, ``rfc2217://``, ``loop://``) is *started* instead:
+a thread blocks in ``read()``, frames the bytes and puts past-tense events on a queue the
+caller gives it (the player client reads every port this way). Neither mode touches
+referee state, so no locks are needed above this layer.
 
-A line's time of arrival is taken once per chunk, as soon as ``read()`` returns, because
+A line's time of arrival is taken once per chunk, as soon as the read returns, because
 a move's clock stops at the arrival of the reply's line end (PROTOCOL.md section 5).
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self
+from typing import Protocol, Self
 
 from serialref.errors import ConfigError, FramingError, LineLostError, SerialrefError, escape
 from serialref.framing import MAX_LINE, Line, LineFramer
 from serialref.transport import SerialTransport
 
-__all__ = ["LineReceived", "LinkEvent", "LinkLost", "MalformedLineReceived", "PortLink"]
+__all__ = [
+    "LineReceived",
+    "LinkEvent",
+    "LinkEventSink",
+    "LinkLost",
+    "MalformedLineReceived",
+    "PortLink",
+]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -64,18 +74,25 @@ class LinkLost:
 LinkEvent = LineReceived | MalformedLineReceived | LinkLost
 
 
+class LinkEventSink(Protocol):
+    """Where a started link's reader thread puts its events: a queue, or one that wakes a loop."""
+
+    def put(self, item: LinkEvent, /) -> None: ...
+
+
 class PortLink:
-    """Reads lines from one port into a shared event queue and writes lines to it."""
+    """Reads lines from one port, polled or by a reader thread, and writes lines to it."""
 
     def __init__(
         self,
         port: str,
         transport: SerialTransport,
-        events: queue.SimpleQueue[Any] | queue.Queue[Any],
+        events: LinkEventSink,
         *,
         newline: bytes = b"\r\n",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``events`` receives what the reader thread reads once :meth:`start` is called."""
         if newline not in _NEWLINES:
             raise ConfigError("newline", f"must be CR LF or LF, not {escape(newline)!r}")
         self.port = port
@@ -83,7 +100,9 @@ class PortLink:
         self._events = events
         self._newline = newline
         self._clock = clock
+        self._framer = LineFramer()
         self._reader: threading.Thread | None = None
+        self._lost = False
         self._closed = False
 
     def start(self) -> None:
@@ -94,6 +113,35 @@ class PortLink:
             target=self._read_lines, name=f"serialref-reader-{self.port}", daemon=True
         )
         self._reader.start()
+
+    def fileno(self) -> int | None:
+        """The descriptor to wait on before :meth:`read_events`; None: use :meth:`start`."""
+        return self.transport.fileno()
+
+    def read_events(self) -> list[LinkEvent]:
+        """The events of whatever is waiting on the port now; call it when :meth:`fileno` is ready.
+
+        A hang-up gives one :class:`LinkLost`, and nothing after it; the caller then
+        stops waiting on the descriptor and closes the link.
+        """
+        if self._reader is not None:
+            raise SerialrefError(f"the link on port {self.port!r} is read by its own thread")
+        if self._lost or self._closed:
+            return []
+        try:
+            data = self.transport.read_nowait()
+        except LineLostError as exc:
+            LOGGER.warning("port %s: %s", self.port, exc)
+            return [self._lose(str(exc))]
+        if not data:
+            return []
+        at = self._clock()
+        try:
+            return self._frame(data, at)
+        except Exception as exc:
+            # As in the reader thread: a bug here reports the port lost, not the referee dead.
+            LOGGER.exception("port %s: reader failed", self.port)
+            return [self._lose(f"reader failed: {exc!r}")]
 
     def send_line(self, text: str) -> float:
         """Send one line with the configured line end; returns the time it had left the port.
@@ -112,41 +160,48 @@ class PortLink:
         return self.transport.write(text.encode("ascii") + self._newline)
 
     def close(self) -> None:
-        """Stop the reader, wait for it, close the port. Idempotent; fine if never started."""
+        """Stop the reader if started, wait for it, close the port. Idempotent."""
         if self._closed:
             return
         self._closed = True
-        self.transport.cancel_read()
-        if self._reader is not None and self._reader is not threading.current_thread():
-            self._reader.join()
+        if self._reader is not None:
+            self.transport.cancel_read()
+            if self._reader is not threading.current_thread():
+                self._reader.join()
         self.transport.close()
 
     def _read_lines(self) -> None:
-        framer = LineFramer()
         try:
             while data := self.transport.read():
-                at = self._clock()
-                for event in framer.feed(data):
-                    if isinstance(event, Line):
-                        self._events.put(LineReceived(self.port, event.text, at))
-                    else:
-                        LOGGER.warning(
-                            "port %s: ignored a malformed line: %s: %s",
-                            self.port,
-                            event.reason,
-                            event.preview,
-                        )
-                        self._events.put(
-                            MalformedLineReceived(self.port, event.reason, event.preview, at)
-                        )
+                for event in self._frame(data, self._clock()):
+                    self._events.put(event)
         except LineLostError as exc:
             LOGGER.warning("port %s: %s", self.port, exc)
-            self._events.put(LinkLost(self.port, str(exc), self._clock()))
+            self._events.put(self._lose(str(exc)))
         except Exception as exc:
             # A bug here must not leave the referee waiting forever for a line that
             # cannot come: report the port as lost, with the traceback in the log.
             LOGGER.exception("port %s: reader failed", self.port)
-            self._events.put(LinkLost(self.port, f"reader failed: {exc!r}", self._clock()))
+            self._events.put(self._lose(f"reader failed: {exc!r}"))
+
+    def _frame(self, data: bytes, at: float) -> list[LinkEvent]:
+        events: list[LinkEvent] = []
+        for event in self._framer.feed(data):
+            if isinstance(event, Line):
+                events.append(LineReceived(self.port, event.text, at))
+            else:
+                LOGGER.warning(
+                    "port %s: ignored a malformed line: %s: %s",
+                    self.port,
+                    event.reason,
+                    event.preview,
+                )
+                events.append(MalformedLineReceived(self.port, event.reason, event.preview, at))
+        return events
+
+    def _lose(self, reason: str) -> LinkLost:
+        self._lost = True
+        return LinkLost(self.port, reason, self._clock())
 
     def __enter__(self) -> Self:
         return self

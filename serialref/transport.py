@@ -6,11 +6,24 @@ the one place that meets pyserial's exceptions (and the bare ``termios.error`` i
 ``flush()`` can raise on a hang-up): they leave it as :class:`PortOpenError` with a hint
 the user can act on, or as :class:`LineLostError`.
 
-Reading blocks in ``select`` (pyserial's POSIX backend) and is woken from another thread
-with pyserial's ``cancel_read``, so an idle port costs no CPU. Backends without
+A port is read in one of two ways. A port whose bytes come straight from a file
+descriptor (pyserial's POSIX ``Serial``: device paths and ptys) exposes it through
+:meth:`SerialTransport.fileno`, so that the referee can wait on all its ports in one
+``select`` loop on its own thread and take the bytes with :meth:`SerialTransport.read_nowait`:
+one system call per chunk instead of pyserial's ``select``, ``read``, ``ioctl``,
+``select``, ``read``, and no thread hand-over. Writes on those ports are ``os.write`` and
+``tcdrain`` as well, skipping the ``select`` pyserial makes after every write.
+
+Every other backend (``loop://``, ``socket://``, ``rfc2217://``, ``spy://``) needs
+pyserial's own processing, so it is read by a thread blocked in :meth:`SerialTransport.read`,
+which is also how the player client reads. That wait is woken from another thread with
+pyserial's ``cancel_read``, so an idle port costs no CPU. Backends without
 ``cancel_read`` (``socket://``, ``rfc2217://``) are read with a 0.2 s timeout instead and
 the wait is resumed after each timeout: a cancel then takes effect within 0.2 s, at the
 price of five wake-ups a second on those ports only.
+
+``tcdrain`` is not restarted by Python after a signal (PEP 475 covers ``os`` calls, not
+``termios``), so an interrupted drain is retried here rather than taken for a lost line.
 
 pyserial's ``open()`` discards input already waiting on the port, so a player that spoke
 before the referee opened its port has lost that line; the wire profile's ``sign_on``
@@ -22,6 +35,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import select
 import stat
 import termios
 import threading
@@ -32,7 +46,7 @@ from typing import Any, Self
 
 import serial
 
-from serialref.errors import ConfigError, LineLostError, PortOpenError
+from serialref.errors import ConfigError, LineLostError, PortOpenError, SerialrefError
 
 __all__ = ["PortSettings", "SerialTransport"]
 
@@ -55,6 +69,10 @@ _FORBIDDEN = frozenset({errno.EACCES, errno.EPERM})
 _BUSY = frozenset({errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK})
 
 _LINE_ERRORS = (serial.SerialException, termios.error, OSError)
+
+_READ_SIZE = 4096
+"""Bytes asked for per ``os.read``; a full chunk means more may be waiting."""
+_READINESS = select.POLLIN | select.POLLHUP | select.POLLERR
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +113,13 @@ class PortSettings:
 
 
 class SerialTransport:
-    """One open port: blocking whole-chunk reads, drained writes, clean cancel and close.
+    """One open port: whole-chunk reads (blocking or polled), drained writes, clean close.
 
-    One thread may read while another writes, cancels or closes; ``close()`` waits for
-    a blocked ``read()`` to let go of the port before closing it, so no file descriptor
-    is closed under a running ``select``.
+    A port with a :meth:`fileno` can be read with :meth:`read_nowait` from a caller's own
+    ``select`` loop; every port can be read with the blocking :meth:`read`. One thread may
+    read while another writes, cancels or closes; ``close()`` waits for a blocked ``read()``
+    to let go of the port before closing it, so no file descriptor is closed under a
+    running ``select``.
     """
 
     def __init__(self, url: str, settings: PortSettings, port: Any) -> None:
@@ -108,6 +128,7 @@ class SerialTransport:
         self.settings = settings
         self._port = port
         self._is_serial_line = _is_uart(port)
+        self._fd = _direct_descriptor(port)
         self._can_cancel = hasattr(port, "cancel_read")
         self._read_lock = threading.Lock()
         self._write_lock = threading.Lock()
@@ -154,6 +175,40 @@ class SerialTransport:
             return self._is_serial_line
         return self.settings.line_delay == "on"
 
+    def fileno(self) -> int | None:
+        """The descriptor to wait on before :meth:`read_nowait`; None if bytes need pyserial.
+
+        Only pyserial's POSIX ``Serial`` itself (device paths, ptys) reads straight from its
+        descriptor; URL backends and subclasses such as ``spy://`` process the bytes in
+        Python and must be read with :meth:`read` instead. None once the port is closed.
+        """
+        return None if self._closed else self._fd
+
+    def read_nowait(self) -> bytes:
+        """Everything waiting now, ``b""`` when nothing is; never blocks.
+
+        Call it when :meth:`fileno` is ready to read. pyserial leaves the tty at
+        ``VMIN = 0``, so an empty ``os.read`` means either "nothing yet" (a spurious wake-up)
+        or a hang-up; an empty read after the descriptor was seen ready is the hang-up.
+        """
+        with self._read_lock:
+            fd = self.fileno()
+            if fd is None:
+                raise SerialrefError(
+                    f"{self.url!r}: read_nowait() needs a port read straight from its descriptor"
+                    " and still open; read this one with read()"
+                )
+            try:
+                data = _read_waiting(fd)
+            except OSError as exc:
+                raise LineLostError(f"{self.url!r}: line lost: {exc}") from exc
+            if data is None:
+                raise LineLostError(
+                    f"{self.url!r}: line lost: the port reports data to read but returned none"
+                    " (hang-up or cable unplugged)"
+                )
+            return data
+
     def write(self, data: bytes) -> float:
         """Write all of ``data`` and wait until it has left; returns ``time.monotonic()`` then.
 
@@ -162,8 +217,12 @@ class SerialTransport:
         """
         with self._write_lock:
             try:
-                self._port.write(data)
-                self._port.flush()
+                if self._fd is not None and not self._closed:
+                    self._write_to_descriptor(self._fd, data)
+                    _retry_interrupted(termios.tcdrain, self._fd)
+                else:
+                    self._port.write(data)
+                    _retry_interrupted(self._port.flush)
             except serial.SerialTimeoutException as exc:
                 raise LineLostError(
                     f"{self.url!r}: write timed out after {self.settings.write_timeout} s"
@@ -172,6 +231,29 @@ class SerialTransport:
             except _LINE_ERRORS as exc:
                 raise LineLostError(f"{self.url!r}: line lost while writing: {exc}") from exc
             return time.monotonic()
+
+    def _write_to_descriptor(self, fd: int, data: bytes) -> None:
+        """``os.write`` until all is written; waits for room within ``write_timeout``.
+
+        The descriptor is non-blocking (pyserial opens it so): a full output buffer, which
+        flow control can cause, gives a partial write or EAGAIN rather than a hang. A timeout
+        is pyserial's own exception, so both write paths fail alike.
+        """
+        deadline = time.monotonic() + self.settings.write_timeout
+        pending = memoryview(data)
+        while pending:
+            try:
+                written = os.write(fd, pending)
+            except BlockingIOError:
+                written = 0
+            pending = pending[written:]
+            if not pending:
+                return
+            left = deadline - time.monotonic()
+            room = select.poll()
+            room.register(fd, select.POLLOUT)
+            if left <= 0 or not room.poll(left * 1000):
+                raise serial.SerialTimeoutException("Write timeout")
 
     def read(self) -> bytes:
         """Block until at least one byte arrives; return everything waiting.
@@ -237,6 +319,60 @@ class SerialTransport:
 
     def __repr__(self) -> str:
         return f"SerialTransport({self.url!r}, {self.settings!r})"
+
+
+def _direct_descriptor(port: Any) -> int | None:
+    """The descriptor of a port whose bytes are exactly what ``os.read`` returns, if any."""
+    if os.name != "posix" or type(port) is not serial.Serial:
+        return None
+    fd: int = port.fileno()
+    return fd
+
+
+def _read_waiting(fd: int) -> bytes | None:
+    """Everything waiting on ``fd``: ``b""`` for nothing, None for a hang-up."""
+    data = _read_chunk(fd)
+    if not data:
+        if not _ready_to_read(fd):
+            return b""
+        data = _read_chunk(fd)  # seen ready first: empty now is the hang-up
+        if not data:
+            return None
+    if len(data) < _READ_SIZE:
+        return data
+    chunks = [data]
+    while len(data) == _READ_SIZE:
+        data = _read_chunk(fd)
+        chunks.append(data)
+    return b"".join(chunks)
+
+
+def _read_chunk(fd: int) -> bytes:
+    """What one ``os.read`` gives; ``b""`` for EAGAIN too (ttys give ``b""`` themselves)."""
+    try:
+        return os.read(fd, _READ_SIZE)
+    except BlockingIOError:
+        return b""
+
+
+def _ready_to_read(fd: int) -> bool:
+    """Whether ``fd`` has data or a hang-up to report right now (no waiting)."""
+    readiness = select.poll()
+    readiness.register(fd, _READINESS)
+    return bool(readiness.poll(0))
+
+
+def _retry_interrupted(call: Any, *args: Any) -> None:
+    """Run a ``termios`` call again after EINTR: PEP 475 restarts ``os`` calls, not these."""
+    while True:
+        try:
+            call(*args)
+        except termios.error as exc:
+            if _errno_of(exc) != errno.EINTR:
+                raise
+            LOGGER.debug("%s interrupted by a signal; retrying", getattr(call, "__name__", call))
+        else:
+            return
 
 
 def _is_uart(port: Any) -> bool:

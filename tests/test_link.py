@@ -1,10 +1,11 @@
-"""PortLink: reader thread, line events on a queue, line writes, clean shutdown."""
+"""PortLink: polled reads and the reader thread, line events, line writes, clean shutdown."""
 
 from __future__ import annotations
 
 import itertools
 import os
 import queue
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,7 +16,7 @@ import pytest
 
 from serialref.errors import ConfigError, FramingError, LineLostError, SerialrefError
 from serialref.framing import MAX_LINE
-from serialref.link import LineReceived, LinkLost, MalformedLineReceived, PortLink
+from serialref.link import LineReceived, LinkEvent, LinkLost, MalformedLineReceived, PortLink
 from serialref.testing import Peer
 from serialref.transport import SerialTransport
 
@@ -47,6 +48,31 @@ def started_link(
     with PortLink("white", SerialTransport.open(path), events, clock=CountingClock()) as link:
         link.start()
         yield link, peer
+
+
+@pytest.fixture
+def polled_link(
+    null_modem: tuple[str, Peer], events: queue.SimpleQueue[Any]
+) -> Iterator[tuple[PortLink, Peer]]:
+    path, peer = null_modem
+    with PortLink("white", SerialTransport.open(path), events, clock=CountingClock()) as link:
+        yield link, peer
+
+
+def poll(link: PortLink) -> list[LinkEvent]:
+    """Wait until the link's descriptor is ready, then read its events (maybe none yet)."""
+    fd = link.fileno()
+    assert fd is not None
+    ready, _, _ = select.select([fd], [], [], EVENT_TIMEOUT)
+    assert ready, f"port {link.port} had nothing to read within {EVENT_TIMEOUT} s"
+    return link.read_events()
+
+
+def poll_until(link: PortLink, count: int) -> list[LinkEvent]:
+    received: list[LinkEvent] = []
+    while len(received) < count:
+        received += poll(link)
+    return received
 
 
 def next_event(events: queue.SimpleQueue[Any]) -> Any:
@@ -231,3 +257,108 @@ def test_an_idle_reader_uses_no_cpu(started_link: tuple[PortLink, Peer]) -> None
     threading.Event().wait(IDLE_SECONDS)  # measuring idleness: there is no event to await
     assert thread_cpu_seconds(thread) - before <= IDLE_CPU_BOUND
     assert thread.is_alive()
+
+
+# --- polled mode ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunker", [whole, halves, byte_by_byte])
+def test_polled_lines_arrive_however_they_are_split(
+    polled_link: tuple[PortLink, Peer],
+    events: queue.SimpleQueue[Any],
+    chunker: Callable[[bytes], list[bytes]],
+) -> None:
+    link, peer = polled_link
+    wire = b"refreq sign_on\r\n\r\nrnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -\rx y\n"
+    received: list[LinkEvent] = []
+    for chunk in chunker(wire):
+        peer.send_bytes(chunk)
+        received += poll(link)  # the framer keeps a partial line between calls
+    assert [event for event in received if not isinstance(event, LineReceived)] == []
+    assert [(event.port, event.text) for event in received if isinstance(event, LineReceived)] == [
+        ("white", "refreq sign_on"),
+        ("white", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"),
+        ("white", "x y"),
+    ]
+    assert events.empty()  # a polled link never uses the queue
+    assert reader_thread("white") is None
+
+
+def test_polled_lines_are_stamped_right_after_the_read(polled_link: tuple[PortLink, Peer]) -> None:
+    link, peer = polled_link
+    assert link.read_events() == []  # nothing waiting: no event, and the clock is not read
+    peer.send_bytes(b"one\r\ntwo\r\n")
+    first, second = poll_until(link, 2)
+    peer.send_bytes(b"three\r\n")
+    (third,) = poll_until(link, 1)
+    assert isinstance(first, LineReceived) and isinstance(second, LineReceived)
+    assert (first.text, second.text, third.at) == ("one", "two", 2.0)
+    assert first.at == second.at == 1.0
+
+
+def test_polled_malformed_lines_become_events(
+    polled_link: tuple[PortLink, Peer], caplog: pytest.LogCaptureFixture
+) -> None:
+    link, peer = polled_link
+    peer.send_bytes(b"\x1b[31mred\r\nfine\r\n")
+    bad, good = poll_until(link, 2)
+    assert bad == MalformedLineReceived(
+        "white", "byte 0x1b at column 1 is not printable ASCII", "\\x1b[31mred", 1.0
+    )
+    assert isinstance(good, LineReceived) and good.text == "fine"
+    assert "ignored a malformed line" in caplog.text
+
+
+def test_polled_hang_up_gives_exactly_one_link_lost(
+    polled_link: tuple[PortLink, Peer], caplog: pytest.LogCaptureFixture
+) -> None:
+    link, peer = polled_link
+    peer.hang_up()
+    (lost,) = poll(link)
+    assert isinstance(lost, LinkLost)
+    assert (lost.port, lost.at) == ("white", 1.0)
+    assert "line lost" in lost.reason
+    assert "line lost" in caplog.text
+    assert link.read_events() == []
+    assert link.fileno() is not None  # still open: the caller unregisters, then closes
+
+
+def test_a_bug_in_polled_framing_still_reports_the_link_lost(
+    polled_link: tuple[PortLink, Peer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    link, peer = polled_link
+
+    def broken_feed(self: object, data: bytes) -> list[object]:
+        raise ZeroDivisionError("framer bug")
+
+    monkeypatch.setattr("serialref.link.LineFramer.feed", broken_feed)
+    peer.send_line("anything")
+    (lost,) = poll(link)
+    assert isinstance(lost, LinkLost)
+    assert "framer bug" in lost.reason
+    assert link.read_events() == []
+
+
+def test_a_started_link_cannot_be_polled(started_link: tuple[PortLink, Peer]) -> None:
+    link, _ = started_link
+    with pytest.raises(SerialrefError, match="its own thread"):
+        link.read_events()
+
+
+def test_a_link_without_a_descriptor_must_be_started() -> None:
+    events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    with PortLink("loop", SerialTransport.open("loop://"), events) as link:
+        assert link.fileno() is None
+        link.start()
+        link.send_line("echo")
+        assert next_event(events).text == "echo"
+
+
+def test_close_of_a_polled_link_closes_the_port(polled_link: tuple[PortLink, Peer]) -> None:
+    link, peer = polled_link
+    peer.send_line("unread")
+    link.close()
+    assert link.fileno() is None
+    assert link.read_events() == []
+    with SerialTransport.open(link.transport.url):  # released: not busy any more
+        pass

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import errno
 import os
+import select
 import socket
 import stat
+import termios
 import threading
 import time
 from collections.abc import Iterator
@@ -14,14 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import serial
-import serial.serialposix
 
-from serialref.errors import ConfigError, LineLostError, PortOpenError
+from serialref.errors import ConfigError, LineLostError, PortOpenError, SerialrefError
 from serialref.testing import Peer
 from serialref.transport import PortSettings, SerialTransport
 
 if TYPE_CHECKING:
     from conftest import ReadExactly
+
+READ_TIMEOUT = 5.0
 
 
 @pytest.fixture
@@ -218,17 +221,201 @@ def test_write_returns_the_time_after_the_drain(
 ) -> None:
     transport, peer = port_and_peer
     drained_at: list[float] = []
-    original_flush = serial.serialposix.Serial.flush
+    original_drain = termios.tcdrain
 
-    def timed_flush(port: serial.serialposix.Serial) -> None:
-        original_flush(port)
+    def timed_drain(fd: int) -> None:
+        original_drain(fd)
         drained_at.append(time.monotonic())
 
-    monkeypatch.setattr(serial.serialposix.Serial, "flush", timed_flush)
+    monkeypatch.setattr(termios, "tcdrain", timed_drain)
     left_at = transport.write(b"x\n")
     assert len(drained_at) == 1
     assert drained_at[0] <= left_at <= time.monotonic()
     assert peer.read_line() == "x"
+
+
+@pytest.fixture(params=["", "spy://"], ids=["descriptor", "pyserial"])
+def either_write_path(
+    request: pytest.FixtureRequest, null_modem: tuple[str, Peer]
+) -> Iterator[tuple[SerialTransport, Peer]]:
+    """A pty written with os.write + tcdrain, or through pyserial (spy:// wraps the same pty)."""
+    path, peer = null_modem
+    with SerialTransport.open(request.param + path) as transport:
+        assert (transport.fileno() is None) is bool(request.param)
+        yield transport, peer
+
+
+def interrupt_first_drain(monkeypatch: pytest.MonkeyPatch, code: int) -> list[int]:
+    """Make the next tcdrain fail with ``code`` once, as a signal does; returns the calls."""
+    calls: list[int] = []
+    original_drain = termios.tcdrain
+
+    def drain(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 1:
+            raise termios.error(code, os.strerror(code))
+        original_drain(fd)
+
+    monkeypatch.setattr(termios, "tcdrain", drain)
+    return calls
+
+
+def test_a_drain_interrupted_by_a_signal_is_retried(
+    either_write_path: tuple[SerialTransport, Peer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PEP 475 does not cover termios: an EINTR from tcdrain must not drop the player."""
+    transport, peer = either_write_path
+    calls = interrupt_first_drain(monkeypatch, errno.EINTR)
+    transport.write(b"refcom respond\r\n")
+    assert len(calls) == 2
+    assert peer.read_line() == "refcom respond"
+
+
+def test_a_drain_that_fails_otherwise_is_line_lost(
+    either_write_path: tuple[SerialTransport, Peer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    transport, _ = either_write_path
+    calls = interrupt_first_drain(monkeypatch, errno.EIO)
+    with pytest.raises(LineLostError, match="line lost while writing") as caught:
+        transport.write(b"refcom respond\r\n")
+    assert len(calls) == 1
+    assert isinstance(caught.value.__cause__, termios.error)
+
+
+def test_partial_and_refused_writes_are_resumed(
+    port_and_peer: tuple[SerialTransport, Peer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full output buffer (flow control) gives EAGAIN or a short write: the rest follows."""
+    transport, peer = port_and_peer
+    original_write = os.write
+    attempts: list[int] = []
+
+    def one_byte_at_a_time(fd: int, data: bytes) -> int:
+        attempts.append(len(data))
+        if len(attempts) == 2:
+            raise BlockingIOError(errno.EAGAIN, "output buffer full")
+        return original_write(fd, bytes(data[:1]))
+
+    with monkeypatch.context() as patch:  # os.write itself: undone before the port closes
+        patch.setattr(os, "write", one_byte_at_a_time)
+        transport.write(b"e2e4\r\n")
+    assert attempts == [6, 5, 5, 4, 3, 2, 1]
+    assert peer.read_line() == "e2e4"
+
+
+def test_a_write_that_never_finds_room_times_out(
+    null_modem: tuple[str, Peer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = null_modem
+
+    def refuse(fd: int, data: bytes) -> int:
+        raise BlockingIOError(errno.EAGAIN, "output buffer full")
+
+    transport = SerialTransport.open(path, PortSettings(write_timeout=0.05))
+    with transport, monkeypatch.context() as patch, pytest.raises(LineLostError, match="timed out"):
+        patch.setattr(os, "write", refuse)
+        transport.write(b"refcom respond\r\n")
+
+
+# --- polled reads: fileno and read_nowait -------------------------------------------------
+
+
+def wait_readable(transport: SerialTransport) -> None:
+    fd = transport.fileno()
+    assert fd is not None
+    ready, _, _ = select.select([fd], [], [], READ_TIMEOUT)
+    assert ready, f"nothing to read within {READ_TIMEOUT} s"
+
+
+def test_a_pty_is_read_straight_from_its_descriptor(
+    port_and_peer: tuple[SerialTransport, Peer],
+) -> None:
+    transport, _ = port_and_peer
+    fd = transport.fileno()
+    assert fd is not None
+    assert os.isatty(fd)
+    transport.close()
+    assert transport.fileno() is None
+
+
+def test_loop_url_has_no_descriptor_to_poll() -> None:
+    with SerialTransport.open("loop://") as transport:
+        assert transport.fileno() is None
+        with pytest.raises(SerialrefError, match="read"):
+            transport.read_nowait()
+
+
+def test_socket_url_has_no_descriptor_to_poll(
+    tcp_pair: tuple[SerialTransport, socket.socket],
+) -> None:
+    transport, _ = tcp_pair
+    assert transport.fileno() is None
+
+
+def test_read_nowait_with_nothing_waiting_is_empty(
+    port_and_peer: tuple[SerialTransport, Peer],
+) -> None:
+    """pyserial leaves VMIN at 0, so os.read says b"" here; that is no hang-up."""
+    transport, peer = port_and_peer
+    assert transport.read_nowait() == b""
+    peer.send_bytes(b"after\r\n")
+    wait_readable(transport)
+    assert transport.read_nowait() == b"after\r\n"
+
+
+def test_read_nowait_returns_everything_waiting(
+    port_and_peer: tuple[SerialTransport, Peer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    transport, peer = port_and_peer
+    monkeypatch.setattr("serialref.transport._READ_SIZE", 4)  # several chunks for one call
+    peer.send_bytes(b"one\r\ntwo\r\n")
+    wait_readable(transport)
+    assert transport.read_nowait() == b"one\r\ntwo\r\n"
+    assert transport.read_nowait() == b""
+
+
+def test_read_nowait_passes_bytes_untouched(port_and_peer: tuple[SerialTransport, Peer]) -> None:
+    transport, peer = port_and_peer
+    noise = bytes(range(256))
+    peer.send_bytes(noise)
+    received = b""
+    while len(received) < len(noise):
+        wait_readable(transport)
+        received += transport.read_nowait()
+    assert received == noise
+
+
+def test_hang_up_makes_read_nowait_raise_line_lost(
+    port_and_peer: tuple[SerialTransport, Peer],
+) -> None:
+    transport, peer = port_and_peer
+    peer.hang_up()
+    wait_readable(transport)
+    with pytest.raises(LineLostError, match=r"line lost: .*hang-up"):
+        transport.read_nowait()
+
+
+def test_a_read_error_is_line_lost(
+    port_and_peer: tuple[SerialTransport, Peer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A USB adapter pulled out makes read fail with EIO (or ENXIO) rather than say EOF."""
+    transport, _ = port_and_peer
+
+    def unplugged(fd: int, size: int) -> bytes:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    lost = pytest.raises(LineLostError, match=os.strerror(errno.EIO))
+    with monkeypatch.context() as patch, lost as caught:
+        patch.setattr(os, "read", unplugged)
+        transport.read_nowait()
+    assert isinstance(caught.value.__cause__, OSError)
+
+
+def test_read_nowait_after_close_is_refused(port_and_peer: tuple[SerialTransport, Peer]) -> None:
+    transport, _ = port_and_peer
+    transport.close()
+    with pytest.raises(SerialrefError, match="still open"):
+        transport.read_nowait()
 
 
 def test_cancel_wakes_a_blocked_read(
