@@ -232,13 +232,16 @@ class RefereeDaemon:
         deadline = min((d for d in deadlines if d is not None), default=None)
         timeout = None if deadline is None else max(0.0, deadline - self._clock())
         events = self._loop.wait(timeout)
-        if not events:
-            self._retry_ports()
-            self.referee.on_timer()
         for event in events:
             if self.referee.done:
                 break
             self._handle(event)
+        # A deadline is kept even when lines keep coming: noise on one port must not
+        # hold off the other player's flag or a reset delay.
+        due = not events or (deadline is not None and self._clock() >= deadline)
+        if due and not self.referee.done:
+            self._retry_ports()
+            self.referee.on_timer()
         if self._next_idle is not None and self._clock() >= self._next_idle:
             self._next_idle = self._clock() + (self._idle_interval or 0.0)
             if self._on_idle is not None:

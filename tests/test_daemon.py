@@ -6,6 +6,7 @@ import os
 import queue
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -15,9 +16,10 @@ import pytest
 
 from serialref import records
 from serialref.clock import TimeControl
-from serialref.daemon import PortPlan, RefereeDaemon
+from serialref.daemon import PortPlan, RefereeDaemon, StopRequested
 from serialref.epd import format_record
 from serialref.events import MatchEvent, PlayerSignedOff
+from serialref.link import LinkEvent, MalformedLineReceived
 from serialref.match import MatchSettings
 from serialref.testing import Peer, null_modem
 
@@ -203,5 +205,29 @@ def test_a_hung_up_port_is_no_longer_waited_on(
     before = thread_cpu_seconds(running.thread)
     threading.Event().wait(IDLE_SECONDS)  # measuring idleness: there is no event to await
     assert thread_cpu_seconds(running.thread) - before <= IDLE_CPU_BOUND
+    daemon.request_stop("test over")
+    assert running.join() is False
+
+
+def test_deadlines_are_kept_while_lines_keep_coming(
+    two_ports: tuple[list[PortPlan], list[Peer]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Line noise before every deadline must not hold off a reset delay (or a flag)."""
+    plans, (peer_a, peer_b) = two_ports
+    ready = threading.Event()
+    daemon = make_daemon(plans, ready.set)
+    wait = daemon._loop.wait
+
+    def never_quiet(timeout: float | None) -> list[LinkEvent | StopRequested]:
+        noise = MalformedLineReceived("b", "line noise", "~", time.monotonic())
+        return [*wait(min(timeout or 0.001, 0.001)), noise]
+
+    monkeypatch.setattr(daemon._loop, "wait", never_quiet)
+    running = BackgroundRun(daemon)
+    assert ready.wait(RUN_TIMEOUT)
+    for peer, name in ((peer_a, "Alpha"), (peer_b, "Beta")):
+        peer.send_line(format_record(records.sign_on(chess.Board(), name)))
+        peer.expect("reset")
+    peer_a.expect("inform")  # sent when the reset delay has passed
     daemon.request_stop("test over")
     assert running.join() is False
