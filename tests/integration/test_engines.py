@@ -59,17 +59,6 @@ class Match:
             "stockfish": [f"--engine={STOCKFISH}"],
             "gnuchess": [f"--engine={GNUCHESS} --xboard", "--protocol", "xboard"],
         }
-        self.clients: dict[str, subprocess.Popen[bytes]] = {}
-        for cable, (name, engine) in zip(cables, engines.items(), strict=True):
-            command = [
-                *_serialref("client", cable.path_b),
-                *engine,
-                "--movetime",
-                "40",
-                "--log",
-                str(self.logs[name]),
-            ]
-            self.clients[name] = _spawn(command, stack)
         self.referee = _spawn(
             [
                 *_serialref("run", cables[0].path_a, cables[1].path_a),
@@ -82,6 +71,23 @@ class Match:
             ],
             stack,
         )
+        # The referee journals MatchStarted once its ports are open. A client started
+        # before that would have its first sign_on discarded by pyserial's open() and
+        # wait 5 s to sign on again (PROTOCOL.md 4); the client tests cover that retry.
+        assert _poll(lambda: self.journal.exists() and self.journal.stat().st_size > 0), (
+            "the referee did not start"
+        )
+        self.clients: dict[str, subprocess.Popen[bytes]] = {}
+        for cable, (name, engine) in zip(cables, engines.items(), strict=True):
+            command = [
+                *_serialref("client", cable.path_b),
+                *engine,
+                "--movetime",
+                "40",
+                "--log",
+                str(self.logs[name]),
+            ]
+            self.clients[name] = _spawn(command, stack)
 
     def finish(self) -> None:
         """Wait for the referee and both clients to end by themselves."""
