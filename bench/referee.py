@@ -14,6 +14,7 @@ around ply 400 to around ply 20, and the referee's CPU use while a player thinks
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import os
@@ -167,6 +168,7 @@ def play_game(
         on_ready=start_players,
     )
     stopper.daemon = daemon
+    gc.freeze()  # as serialref run does before its match
     try:
         daemon.run()
         for process in players:

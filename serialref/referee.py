@@ -7,6 +7,7 @@ closes everything, whatever happens.
 
 from __future__ import annotations
 
+import gc
 import logging
 import socket
 from collections.abc import Callable, Sequence
@@ -142,6 +143,10 @@ def run_referee(
             idle_interval=notifier.watchdog_interval(),
             resume=resumed.point if resumed is not None else None,
         )
+        # Everything built so far (modules, python-chess's tables, the openings) lives
+        # as long as the match: frozen, full collections during the match skip it
+        # (bench/referee.py: CPU per ply at the 99th percentile 0.35 -> 0.25 ms).
+        gc.freeze()
         complete = daemon.run()
         notifier.stopping()
     return complete
