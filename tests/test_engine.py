@@ -1,12 +1,13 @@
-"""The engine bridge: limits, scores, policies and faults, against a scripted fake UCI engine.
+"""The engine bridge: limits, scores, policies and faults, against scripted fake engines.
 
-The fake engine is a small Python program, so these tests need no chess engine
+The fake engines are small Python programs, so these tests need no chess engine
 installed and can make one crash or hang on purpose. Real engines are exercised in
 ``tests/integration/test_engines.py``.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import subprocess
 import sys
@@ -44,6 +45,10 @@ FAKE_UCI = textwrap.dedent(
         if not words:
             continue
         if words[0] == "uci":
+            hung = marker.with_suffix(".hung")
+            if behaviour == "hang-start-once" and not hung.exists():
+                hung.write_text("x")
+                continue  # a start-up that never finishes, this once
             print("id name Fake Engine 1.0")
             print("option name Hash type spin default 16 min 1 max 1024")
             print("uciok", flush=True)
@@ -76,6 +81,45 @@ def fake_engine(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     yield script, tmp_path / "position.txt"
 
 
+FAKE_XBOARD = textwrap.dedent(
+    """
+    import sys
+
+    # Talks like GNU Chess 6 (legacy move announcements with a numbered echo) and
+    # resigns its first game. The behaviour decides what it prints when the second game
+    # starts, before it searches: with "stale", the move its first-game search found;
+    # "illegal" answers its first search with a move that is illegal there.
+    behaviour = sys.argv[1]
+    games = 0
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "protover":
+            print('feature myname="Fake XBoard" ping=1 setboard=1 done=1', flush=True)
+        elif words[0] == "ping":
+            print(f"pong {words[1]}", flush=True)
+        elif words[0] == "new":
+            games += 1
+            if games == 2 and behaviour in ("stale", "stale-then-illegal"):
+                print("33. ... d4b2")
+                print("My move is : d4b2", flush=True)
+        elif words[0] == "go":
+            if behaviour == "illegal":
+                reply = "d4b2"
+            elif games == 1:
+                print("resign", flush=True)
+                continue
+            else:
+                reply = "e2e5" if behaviour == "stale-then-illegal" else "e2e4"
+            print(f"{games}. ... {reply}")
+            print(f"My move is : {reply}", flush=True)
+        elif words[0] == "quit":
+            break
+    """
+)
+
+
 def settings_for(
     fake: tuple[Path, Path], behaviour: str = "normal", score: str = "cp 25", **options: object
 ) -> EngineSettings:
@@ -89,13 +133,14 @@ def request(
     *,
     draw_offered: bool = False,
     budget: ThinkingBudget | None = None,
+    game: str = "game 1",
 ) -> ThinkRequest:
     board = board or chess.Board()
     return ThinkRequest(
         board=board,
         budget=budget or ThinkingBudget(turn=board.turn, remaining=(60.0, 60.0)),
         draw_offered=draw_offered,
-        game="game 1",
+        game=game,
     )
 
 
@@ -105,6 +150,25 @@ def player_factory(fake_engine: tuple[Path, Path]) -> Iterator[MakePlayer]:
 
     def make(behaviour: str = "normal", score: str = "cp 25", **options: object) -> EnginePlayer:
         player = EnginePlayer(settings_for(fake_engine, behaviour, score, **options))
+        players.append(player)
+        return player
+
+    yield make
+    for player in players:
+        player.close()
+
+
+@pytest.fixture
+def xboard_player_factory(tmp_path: Path) -> Iterator[Callable[[str], EnginePlayer]]:
+    script = tmp_path / "fake_xboard.py"
+    script.write_text(FAKE_XBOARD)
+    players: list[EnginePlayer] = []
+
+    def make(behaviour: str) -> EnginePlayer:
+        command = (sys.executable, str(script), behaviour)
+        player = EnginePlayer(
+            EngineSettings(command=command, protocol=EngineProtocol.XBOARD, movetime=1.0)
+        )
         players.append(player)
         return player
 
@@ -163,6 +227,21 @@ def test_a_missing_engine_is_one_clear_error(tmp_path: Path) -> None:
         EnginePlayer(EngineSettings(command=("no-such-engine",)))
     with pytest.raises(EngineError, match=r"not a working uci engine|handshake"):
         EnginePlayer(EngineSettings(command=("true",), start_timeout=2.0))
+    with pytest.raises(EngineError, match="'cat' did not finish its xboard handshake within"):
+        EnginePlayer(
+            EngineSettings(command=("cat",), protocol=EngineProtocol.XBOARD, start_timeout=0.3)
+        )
+
+
+def test_a_start_up_that_hangs_is_tried_again(
+    fake_engine: tuple[Path, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    player = EnginePlayer(settings_for(fake_engine, "hang-start-once", start_timeout=0.5))
+    try:
+        assert player.name == "Fake Engine 1.0"
+    finally:
+        player.close()
+    assert "no uci handshake within 0.5 s; starting it again (attempt 1)" in caplog.text
 
 
 # -- playing -----------------------------------------------------------------------------
@@ -278,6 +357,42 @@ def test_an_engine_that_keeps_crashing_is_given_up(player_factory: MakePlayer) -
         player.think(request())
     with pytest.raises(EngineError, match="failed 3 times in a row"):
         player.restart()
+
+
+@pytest.mark.parametrize("behaviour", ["stale", "no-stale"])
+def test_a_stale_move_after_a_resignation_does_not_become_the_next_first_move(
+    xboard_player_factory: Callable[[str], EnginePlayer],
+    behaviour: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    player = xboard_player_factory(behaviour)
+    assert player.name == "Fake XBoard"
+    pid = player.pid
+    assert player.think(request(game="game 1")).resign
+    caplog.set_level(logging.DEBUG, logger="serialref.client.engine")
+    decision = player.think(request(game="game 2"))
+    assert decision.move == chess.Move.from_uci("e2e4")
+    assert player.pid == pid  # no restart
+    dropped = [record for record in caplog.records if "stale move" in record.getMessage()]
+    assert len(dropped) == (behaviour == "stale")
+
+
+def test_only_one_stale_move_is_forgiven(
+    xboard_player_factory: Callable[[str], EnginePlayer],
+) -> None:
+    player = xboard_player_factory("stale-then-illegal")
+    assert player.think(request(game="game 1")).resign
+    with pytest.raises(EngineError, match=r"failed: .*e2e5"):
+        player.think(request(game="game 2"))
+
+
+def test_an_illegal_xboard_move_without_a_game_over_is_a_fault(
+    xboard_player_factory: Callable[[str], EnginePlayer],
+) -> None:
+    player = xboard_player_factory("illegal")
+    with pytest.raises(EngineError, match=r"failed: .*d4b2"):
+        player.think(request())
+    assert player.pid is None
 
 
 def test_xboard_is_a_protocol_choice() -> None:

@@ -15,10 +15,11 @@ or an engine protocol error makes ``think`` kill the process and raise
 a fresh process (and the session signs on again, so the referee restores the game), or
 raises ``EngineError`` itself when the engine cannot be started or keeps failing.
 
-GNU Chess 6 (Debian's ``gnuchess --xboard``) needs two allowances, both confined to
+GNU Chess 6 (Debian's ``gnuchess --xboard``) needs three allowances, all confined to
 :class:`_CompatibleXBoardProtocol`: it announces moves in the pre-``move`` CECP forms
-(``1. ... e2e4`` and ``My move is : e2e4``), and its start-up only advances while
-input keeps arriving.
+(``1. ... e2e4`` and ``My move is : e2e4``), its start-up only advances while input
+keeps arriving, and after resigning it can still announce the move its search found,
+which must not be taken for its first move of the next game.
 """
 
 from __future__ import annotations
@@ -68,10 +69,16 @@ _CE_LIMIT = 31_999
 _XBOARD_NUDGE_INTERVAL = 0.05
 """Seconds between the ``xboard`` lines that wake a stalled XBoard engine at start-up."""
 
+_REAP_TIMEOUT = 5.0
+"""Seconds to wait for a killed engine process to be reaped."""
+
 _FEATURES_DONE = re.compile(r"^\s*feature\b.*\bdone=1\b")
 
 _LEGACY_MOVE = re.compile(r"^\s*My move is\s*:\s*(\S+)\s*$")
 _LEGACY_MOVE_NUMBER = re.compile(r"^\s*\d+\s*\.\s*\.\.\.\s*\S+\s*$")
+_MOVE_ANNOUNCEMENT = re.compile(r"^\s*move\s+(\S+)")
+_GAME_OVER = re.compile(r"^\s*(?:resign\s*$|(?:1-0|0-1|1/2-1/2)(?:\s|$))")
+"""The lines after which python-chess ends a search without a move (it pings and stops)."""
 
 _INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE | chess.engine.INFO_PV
 
@@ -279,20 +286,18 @@ class EnginePlayer:
         settings = self._settings
         command = list(settings.command)
         try:
-            transport, engine = self._run(
-                _popen(settings.protocol, command), settings.start_timeout
-            )
+            transport, engine = self._spawn(command)
         except FileNotFoundError:
             raise EngineError(f"engine program not found: {command[0]!r}") from None
         except PermissionError:
             raise EngineError(f"engine program not executable: {command[0]!r}") from None
-        except OSError as exc:
-            raise EngineError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
-        except TimeoutError:
+        except TimeoutError:  # before OSError, of which it is a subclass
             raise EngineError(
                 f"{command[0]!r} did not finish its {settings.protocol.value} handshake "
-                f"within {settings.start_timeout:.0f} s"
+                f"within {settings.start_timeout:g} s, {settings.max_restarts + 1} times"
             ) from None
+        except OSError as exc:
+            raise EngineError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
         except chess.engine.EngineError as exc:
             raise EngineError(
                 f"{command[0]!r} is not a working {settings.protocol.value} engine: {exc}"
@@ -305,6 +310,28 @@ class EnginePlayer:
             except (chess.engine.EngineError, TimeoutError) as exc:
                 self._stop_engine()
                 raise ConfigError("option", str(exc) or "the engine did not answer") from exc
+
+    def _spawn(
+        self, command: list[str]
+    ) -> tuple[asyncio.SubprocessTransport, chess.engine.Protocol]:
+        """Start the engine; a handshake that hangs is tried again, ``max_restarts`` times.
+
+        GNU Chess 6 now and then never finishes its start-up (see
+        :class:`_CompatibleXBoardProtocol`); a fresh process almost always does.
+        """
+        settings = self._settings
+        for attempt in range(settings.max_restarts):
+            try:
+                return self._run(_popen(settings.protocol, command), settings.start_timeout)
+            except TimeoutError:
+                LOGGER.warning(
+                    "%s: no %s handshake within %g s; starting it again (attempt %d)",
+                    command[0],
+                    settings.protocol.value,
+                    settings.start_timeout,
+                    attempt + 1,
+                )
+        return self._run(_popen(settings.protocol, command), settings.start_timeout)
 
     def _stop_engine(self, *, politely: bool = False) -> None:
         """End the engine process and wait until it is reaped (no zombie, no stray thread)."""
@@ -322,7 +349,7 @@ class EnginePlayer:
             with contextlib.suppress(ProcessLookupError):
                 transport.kill()
             try:
-                self._run(asyncio.shield(engine.returncode), 5.0)
+                self._run(asyncio.shield(engine.returncode), _REAP_TIMEOUT)
             except TimeoutError:
                 LOGGER.error("engine pid %s did not end after SIGKILL", transport.get_pid())
         transport.close()
@@ -426,7 +453,11 @@ def _analysis(turn: chess.Color, move: chess.Move | None, info: chess.engine.Inf
 async def _popen(
     protocol: EngineProtocol, command: list[str]
 ) -> tuple[asyncio.SubprocessTransport, chess.engine.Protocol]:
-    """Spawn and initialise the engine in its own process group (a Ctrl-C is the client's)."""
+    """Spawn and initialise the engine in its own process group (a Ctrl-C is the client's).
+
+    An engine that fails its handshake, or is still in it when the start-up timeout
+    cancels this, is killed and reaped before the error goes on, so no zombie is left.
+    """
     engine_class: type[chess.engine.Protocol] = (
         chess.engine.UciProtocol if protocol is EngineProtocol.UCI else _CompatibleXBoardProtocol
     )
@@ -435,6 +466,7 @@ async def _popen(
         await engine.initialize()
     except BaseException:
         transport.close()
+        await asyncio.wait([engine.returncode], timeout=_REAP_TIMEOUT)
         raise
     return transport, engine
 
@@ -453,11 +485,26 @@ class _CompatibleXBoardProtocol(chess.engine.XBoardProtocol):
     CECP still accepts the move announcements from before ``move`` existed; python-chess
     reads only ``move``. The numbered echo (``1. ... e2e4``) repeats the announcement and
     is dropped.
+
+    GNU Chess answers ``ping`` from its input thread at once, while its search thread
+    may still announce the move it found. After ``resign`` (or a result such as
+    ``0-1 {White resigns}``) python-chess ends the search on the pong, so that move
+    arrives late: since the event loop only runs while a player thinks, it is read by
+    the next game's search, where python-chess would take it for the answer and fail
+    on it ("no matching legal move"), costing an engine restart and a game restore.
+    A move cannot be told stale by timing or by position in the stream, so the rule is
+    by legality: once a game-over line was seen, the first move announcement that is
+    illegal in the protocol's current board (the position being searched) is dropped.
+    A legal announcement is passed on, so an engine that prints no stale move keeps its
+    first move. Either way the allowance ends there: a search yields at most one move,
+    so a second illegal move is the engine's own fault and fails as usual. A stale move
+    that happens to be legal in the new position cannot be recognised and is taken.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self._warm_up: asyncio.Future[None] | None = None
+        self._stale_move_possible = False
 
     async def initialize(self) -> None:
         self._warm_up = self.loop.create_future()
@@ -487,4 +534,18 @@ class _CompatibleXBoardProtocol(chess.engine.XBoardProtocol):
         elif _LEGACY_MOVE_NUMBER.match(line):
             LOGGER.debug("%s: >> %s (numbered move echo, ignored)", self, line)
             return
+        if _GAME_OVER.match(line):
+            self._stale_move_possible = True
+        elif self._stale_move_possible and (announced := _MOVE_ANNOUNCEMENT.match(line)):
+            self._stale_move_possible = False
+            if not self._is_legal(announced.group(1)):
+                LOGGER.debug("%s: >> %s (stale move after a game over, ignored)", self, line)
+                return
         super()._line_received(line)
+
+    def _is_legal(self, announced: str) -> bool:
+        try:
+            self.board.parse_xboard(announced)
+        except ValueError:
+            return False
+        return True
