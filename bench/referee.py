@@ -37,9 +37,9 @@ from serialref.daemon import PortPlan, RefereeDaemon
 from serialref.epd import EpdRecord, format_record, parse_record
 from serialref.events import MatchEvent, MatchListener, MovePlayed
 from serialref.framing import Line, LineFramer
-from serialref.match import MatchSettings
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
+from serialref.settings import MatchSettings
 
 PLIES = 440
 THINK_PLY = 30  # the ply at which White thinks for THINK_SECONDS
@@ -162,12 +162,13 @@ def play_game(
     pairs = [open_pty_pair(), open_pty_pair()]
     timer = PlyTimer()
     stopper = StopAfter(PLIES)
-    listeners: list[MatchListener] = [timer, stopper]
+    observers: list[MatchListener] = [timer, stopper]
+    recorders: list[MatchListener] = []
     journal: TimedJournal | None = None
     if recorded:
         number = len(list(workdir.glob("journal-*.jsonl")))
         journal = TimedJournal(workdir / f"journal-{number}.jsonl")
-        listeners[:0] = [journal, PgnRecorder(workdir / "games.pgn")]
+        recorders = [journal, PgnRecorder(workdir / "games.pgn")]
     settings = MatchSettings(
         games=1, time_control=TimeControl.parse("3600"), reset_delay=0.1, conclude_delay=0.1
     )
@@ -181,7 +182,8 @@ def play_game(
     daemon = RefereeDaemon(
         settings,
         [PortPlan("a", pairs[0][2]), PortPlan("b", pairs[1][2])],
-        listeners,
+        recorders,
+        observers,
         on_ready=start_players,
     )
     stopper.daemon = daemon
@@ -191,7 +193,7 @@ def play_game(
         for process in players:
             process.wait(timeout=30)
     finally:
-        for listener in listeners:
+        for listener in [*recorders, *observers]:
             listener.close()
         for master, slave, _ in pairs:
             os.close(master)

@@ -28,6 +28,8 @@ __all__ = [
     "Verdict",
     "judge_reply",
     "position_problems",
+    "positions_match",
+    "wrong_position",
 ]
 
 
@@ -290,9 +292,19 @@ def positions_match(record: EpdRecord, board: chess.Board, fen: str | None = Non
     return not probe.has_legal_en_passant()
 
 
-def judge_reply(game: RefereeGame, record: EpdRecord, *, offer_pending: bool) -> Ruling:
-    """Decide what a ``reply`` in turn means (PROTOCOL.md 4 and 5).
+def wrong_position(game: RefereeGame, record: EpdRecord) -> Ruling:
+    """The ruling on a reply in turn whose position is not the game's (PROTOCOL.md 4)."""
+    expected = " ".join(game.fen.split(" ")[:4])
+    return Ruling(
+        ReplyKind.INFRACTION, f"wrong position {record.position!r}, expected {expected!r}"
+    )
 
+
+def judge_reply(game: RefereeGame, record: EpdRecord, *, offer_pending: bool) -> Ruling:
+    """Decide what a ``reply`` in turn, in the game's position, means (PROTOCOL.md 4 and 5).
+
+    The caller has checked the position with :func:`positions_match` (a reply in
+    another position may be stale rather than wrong: PROTOCOL.md 7).
     ``offer_pending`` says the opponent offered a draw with its last move.
     The game is not changed; the caller pushes the move of a MOVE ruling.
     """
@@ -300,11 +312,6 @@ def judge_reply(game: RefereeGame, record: EpdRecord, *, offer_pending: bool) ->
     analysis = {
         opcode: " ".join(record.operand_texts(opcode)) for opcode in _ANALYSIS if opcode in record
     }
-    if not positions_match(record, board, game.fen):
-        expected = " ".join(game.fen.split(" ")[:4])
-        return Ruling(
-            ReplyKind.INFRACTION, f"wrong position {record.position!r}, expected {expected!r}"
-        )
     for first, second in _CONTRADICTIONS:
         if first in record and second in record:
             return Ruling(ReplyKind.INFRACTION, f"contradictory opcodes {first} and {second}")

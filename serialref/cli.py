@@ -216,6 +216,12 @@ def _add_run_verb(
         f"(SIGTERM/SIGINT), {EXIT_FAILURE} another error (a record could not be written).",
     )
     _add_match_options(run)
+    run.add_argument(
+        "--new-match",
+        action="store_true",
+        help="keep an existing journal aside (as JOURNAL.1, .2, ...) and start a new match"
+        " instead of resuming it",
+    )
     run.set_defaults(handler=_run_match)
 
 
@@ -314,7 +320,10 @@ def _run_match(args: argparse.Namespace) -> int:
             raise ConfigError("replicate", "needs --journal: the standby is sent the journal file")
         extra.append(JournalReplicator(config.replicate, config.journal))
     complete = run_referee(
-        config, console=sys.stdout if sys.stdout.isatty() else None, extra_listeners=extra
+        config,
+        console=sys.stdout if sys.stdout.isatty() else None,
+        extra_listeners=extra,
+        new_match=args.new_match,
     )
     return EXIT_OK if complete else EXIT_INTERRUPTED
 

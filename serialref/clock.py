@@ -428,6 +428,18 @@ class ChessClock:
         if self._mover is not None:
             self._since = at
 
+    def discount(self, began: float, ended: float) -> None:
+        """Charge no one for ``began``..``ended``: the referee was not running (PROTOCOL.md 7).
+
+        The running move's start moves later by the part of the interval it overlaps,
+        so a reply read after the stall is charged up to the stall's beginning at most.
+        """
+        if self._since is None:
+            return
+        overlap = ended - max(began, self._since)
+        if overlap > 0:
+            self._since += overlap
+
     def consumed(self, side: chess.Color, at: float | None = None) -> float:
         """Thinking time ``side`` has used, including the running move when ``at`` is given."""
         total = self._consumed[side_index(side)]

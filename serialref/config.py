@@ -28,10 +28,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
 
-import chess
-
 from serialref.clock import TimeControl
 from serialref.errors import ConfigError
+from serialref.openings import opening_from_fen
 from serialref.transport import PortSettings
 
 __all__ = [
@@ -167,7 +166,7 @@ def load_config(path: Path | None, overrides: Mapping[str, object] = _NO_OVERRID
     fen = _optional(_text(setting("fen")))
     openings = _optional_path(setting("openings"))
     if fen is not None:
-        _check_fen(setting("fen").key, fen)
+        opening_from_fen(fen, setting("fen").key)
         if openings is not None:
             raise ConfigError(
                 setting("openings").key, "cannot be combined with fen; give one or the other"
@@ -403,21 +402,6 @@ def _time_control(setting: _Setting) -> str:
     except ConfigError as exc:
         raise ConfigError(setting.key, exc.reason) from exc
     return text.strip()
-
-
-def _check_fen(key: str, fen: str) -> None:
-    try:
-        board = chess.Board(fen)
-    except ValueError as exc:
-        raise ConfigError(key, f"{fen!r} is not a FEN: {exc}") from exc
-    status = board.status()
-    if status != chess.STATUS_VALID:
-        problems = ", ".join(
-            flag.name.lower().replace("_", " ")
-            for flag in chess.Status
-            if flag in status and flag.name is not None
-        )
-        raise ConfigError(key, f"{fen!r} is not a legal position to play from: {problems}")
 
 
 def _replica_address(setting: _Setting) -> str | None:

@@ -1,14 +1,21 @@
-"""The referee process: ports, one select loop, signals, reconnects.
+"""The referee process: ports, one select loop, signals, reconnects, stall detection.
 
 One thread (the caller's) owns the :class:`MatchReferee` and waits in a single
-``select`` with ``timeout = next deadline - now``, so it uses no CPU while a
-player thinks. The ports' descriptors are in that ``select`` and are read on this
-thread: a reply goes from the port to the referee with no thread hand-over, which
-is most of the referee's cost per move. Ports without a descriptor (``socket://``,
-``rfc2217://``) keep a reader thread; it, the signal handlers and other threads
-hand events over through a queue whose ``put`` also writes a byte to a wake-up pipe
-in the same ``select``. A lost line is reopened with back-off while the game and
-its clocks go on; the player is restored when it signs on again.
+``select`` with ``timeout = next deadline - now``, so it uses no CPU while a player
+thinks. The ports' descriptors are in that ``select``: they are read on this thread,
+so a reply goes from the port to the referee with no thread hand-over, and they are
+written without waiting (:class:`serialref.link.LineWriter`): what a port cannot take
+at once waits in a bounded buffer that the loop hands over as the port makes room, so
+a player that does not read never stalls the other's clock. Ports without a descriptor
+(``socket://``, ``rfc2217://``) keep a reader and a writer thread; they, the signal
+handlers and other threads hand events over through a queue whose ``put`` also writes
+a byte to a wake-up pipe in the same ``select``. A lost line is reopened with back-off
+while the game and its clocks go on; the player is restored when it signs on again.
+
+The loop also notices when the referee itself did not run: while a game is under way
+it never waits longer than :data:`HEARTBEAT`, so a ``select`` that returns much later
+than asked (SIGSTOP, a suspended machine), or handling that took too long (a disk that
+stalls an ``fsync``), is a stall, and the referee charges it to no one (PROTOCOL.md 7).
 """
 
 from __future__ import annotations
@@ -27,16 +34,38 @@ from types import FrameType
 
 from serialref.errors import LineLostError, PortOpenError, SerialrefError
 from serialref.events import MatchListener
-from serialref.link import LineReceived, LinkEvent, LinkLost, MalformedLineReceived, PortLink
-from serialref.match import MatchReferee, MatchSettings, ResumePoint
+from serialref.link import (
+    LineReceived,
+    LineWriter,
+    LinkEvent,
+    LinkLost,
+    MalformedLineReceived,
+    PortLink,
+    RecordLeft,
+    WriterEvent,
+)
+from serialref.match import MatchReferee, ResumePoint
+from serialref.settings import MatchSettings
 from serialref.transport import PortSettings, SerialTransport
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["PortPlan", "RefereeDaemon", "StopRequested"]
+__all__ = ["HEARTBEAT", "STALL_THRESHOLD", "PortPlan", "RefereeDaemon", "StopRequested"]
 
 _FIRST_RETRY = 0.2
 _LAST_RETRY = 5.0
+
+HEARTBEAT = 0.5
+"""Longest wait, in seconds, while a game is under way: the loop's proof it is running."""
+
+STALL_THRESHOLD = 0.5
+"""Seconds beyond what the loop expected after which it counts as not having run."""
+
+_LAST_WORDS = 1.0
+"""Seconds the last records (``disconnect``, ``fault``) get to leave before the ports close."""
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+"""Signals that stop the match in order (PROTOCOL.md 7)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +85,20 @@ class StopRequested:
     reason: str
 
 
+LoopEvent = LinkEvent | WriterEvent | StopRequested
+
+
+@dataclass
+class _Port:
+    """One open port: its reader, its writer, and what the selector watches on it."""
+
+    link: PortLink
+    writer: LineWriter
+    mask: int = 0
+
+
 class _EventLoop:
-    """What the referee thread waits on: polled links and a wake-up pipe for everything else.
+    """What the referee thread waits on: polled ports and a wake-up pipe for everything else.
 
     :meth:`put` may be called from any thread and from signal handlers: the event goes
     on a ``SimpleQueue`` (reentrant) and a byte goes into a non-blocking pipe, so a flood
@@ -70,12 +111,12 @@ class _EventLoop:
     _WAKE_UP_DRAIN = 4096
 
     def __init__(self) -> None:
-        self._handed_over: queue.SimpleQueue[LinkEvent | StopRequested] = queue.SimpleQueue()
+        self._handed_over: queue.SimpleQueue[LoopEvent] = queue.SimpleQueue()
         self._wake_up_lock = threading.RLock()
         self._wake_up_fd: int | None = None
         self._selector: selectors.BaseSelector | None = None
 
-    def put(self, event: LinkEvent | StopRequested, /) -> None:
+    def put(self, event: LoopEvent, /) -> None:
         """Hand an event to the referee thread; safe from any thread and signal handler."""
         self._handed_over.put(event)
         self._wake_up()
@@ -101,39 +142,55 @@ class _EventLoop:
                 os.close(wake_up_reader)
                 os.close(wake_up_writer)
 
-    def watch(self, link: PortLink) -> bool:
-        """Wait on ``link``'s descriptor from now on; False when it has none (start it)."""
-        fd = link.fileno()
+    def watch(self, port: _Port) -> bool:
+        """Wait on the port's descriptor from now on; False when it has none (start it)."""
+        fd = port.link.fileno()
         if fd is None:
             return False
-        self._open_selector().register(fd, selectors.EVENT_READ, link)
+        port.mask = selectors.EVENT_READ
+        self._open_selector().register(fd, port.mask, port)
         return True
 
-    def unwatch(self, link: PortLink) -> None:
-        """Stop waiting on ``link`` (before it is closed); nothing for a started link."""
-        fd = link.fileno()
-        if fd is not None and self._selector is not None:
-            self._selector.unregister(fd)
+    def want_writes(self, port: _Port, wanted: bool) -> None:
+        """Also wake when the port has room for more (while lines wait for it), or not."""
+        fd = port.link.fileno()
+        mask = selectors.EVENT_READ | (selectors.EVENT_WRITE if wanted else 0)
+        if fd is not None and mask != port.mask and self._selector is not None:
+            port.mask = mask
+            self._selector.modify(fd, mask, port)
 
-    def wait(self, timeout: float | None) -> list[LinkEvent | StopRequested]:
+    def unwatch(self, port: _Port) -> None:
+        """Stop waiting on the port (before it is closed); nothing for a started link."""
+        fd = port.link.fileno()
+        if fd is not None and self._selector is not None and port.mask:
+            self._selector.unregister(fd)
+            port.mask = 0
+
+    def wait(self, timeout: float | None) -> list[LoopEvent]:
         """Events that came within ``timeout`` seconds; empty when it passed without any.
 
-        Every ready port is read before any event is handled, so a line's arrival time is
-        not delayed by the work (writes, journal fsync) that another port's line causes.
+        Every ready port is read (and written) before any event is handled, so a line's
+        arrival time is not delayed by the work (writes, journal fsync) another port's
+        line causes.
         """
-        events: list[LinkEvent | StopRequested] = []
-        for key, _ in self._open_selector().select(timeout):
-            if key.data is None:
+        events: list[LoopEvent] = []
+        for key, ready in self._open_selector().select(timeout):
+            port: _Port | None = key.data
+            if port is None:
                 events.extend(self._take_handed_over(key.fd))
-            else:
-                events.extend(key.data.read_events())
+                continue
+            if ready & selectors.EVENT_READ:
+                events.extend(port.link.read_events())
+            if ready & selectors.EVENT_WRITE:
+                events.extend(port.writer.flush())
+                self.want_writes(port, port.writer.waiting)
         return events
 
-    def _take_handed_over(self, wake_up_reader: int) -> list[LinkEvent | StopRequested]:
+    def _take_handed_over(self, wake_up_reader: int) -> list[LoopEvent]:
         # Empty the pipe before the queue: a put after this read writes a fresh byte.
         with suppress(BlockingIOError):
             os.read(wake_up_reader, self._WAKE_UP_DRAIN)
-        events: list[LinkEvent | StopRequested] = []
+        events: list[LoopEvent] = []
         while True:
             try:
                 events.append(self._handed_over.get_nowait())
@@ -154,27 +211,30 @@ class _EventLoop:
 
 
 class _PortWire:
-    """The referee's :class:`serialref.match.Wire` over the open links."""
+    """The referee's :class:`serialref.match.Wire` over the open ports."""
 
     def __init__(self, plans: dict[str, PortPlan], loop: _EventLoop) -> None:
         self._plans = plans
         self._loop = loop
-        self.links: dict[str, PortLink] = {}
+        self.ports: dict[str, _Port] = {}
 
-    def send(self, port: str, text: str) -> float:
-        link = self.links.get(port)
-        if link is None:
+    def send(self, port: str, text: str, *, notify: bool = False) -> float | None:
+        open_port = self.ports.get(port)
+        if open_port is None:
             raise LineLostError(f"port {port}: the line is down")
         try:
-            return link.send_line(text)
+            left_at = open_port.writer.send(text, notify=notify)
         except LineLostError as exc:
-            # The reader may not have noticed yet; the referee learns it once, from the loop.
+            # The loop hears of it once, as for a hang-up the reader noticed.
             self._loop.put(LinkLost(port, str(exc), time.monotonic()))
             raise
+        if left_at is None:
+            self._loop.want_writes(open_port, open_port.writer.waiting)
+        return left_at
 
     def transmission_time(self, port: str, nbytes: int) -> float:
-        link = self.links.get(port)
-        if link is None or not link.transport.applies_line_delay:
+        open_port = self.ports.get(port)
+        if open_port is None or not open_port.link.transport.applies_line_delay:
             return 0.0
         return self._plans[port].settings.transmission_time(nbytes)
 
@@ -186,7 +246,8 @@ class RefereeDaemon:
         self,
         settings: MatchSettings,
         ports: Sequence[PortPlan],
-        listeners: Sequence[MatchListener] = (),
+        recorders: Sequence[MatchListener] = (),
+        observers: Sequence[MatchListener] = (),
         *,
         clock: Callable[[], float] = time.monotonic,
         on_ready: Callable[[], None] | None = None,
@@ -205,7 +266,7 @@ class RefereeDaemon:
         self._next_idle = clock() if on_idle is not None and idle_interval else None
         self._retry: dict[str, tuple[float, float]] = {}
         self._resume = resume
-        self.referee = MatchReferee(settings, self._wire, listeners, clock=clock)
+        self.referee = MatchReferee(settings, self._wire, recorders, observers, clock=clock)
 
     def request_stop(self, reason: str) -> None:
         """Ask the referee thread to end the match; safe from signal handlers and threads."""
@@ -213,7 +274,7 @@ class RefereeDaemon:
 
     def run(self) -> bool:
         """Play the match; True when it is complete, False when it was stopped."""
-        with self._loop.opened(), self._signals(), self._open_links():
+        with self._loop.opened(), self._signals(), self._open_ports():
             if self._on_ready is not None:
                 self._on_ready()
             self.referee.start(self._resume)
@@ -224,45 +285,71 @@ class RefereeDaemon:
     # ------------------------------------------------------------------ loop
 
     def _step(self) -> None:
+        deadline = self._next_deadline()
+        waited_from = self._clock()
+        timeout = None if deadline is None else max(0.0, deadline - waited_from)
+        if self.referee.in_game:
+            timeout = HEARTBEAT if timeout is None else min(timeout, HEARTBEAT)
+        events = self._loop.wait(timeout)
+        woke = self._clock()
+        if timeout is not None and woke - waited_from > timeout + STALL_THRESHOLD:
+            self.referee.on_stall(waited_from, woke)
+        for event in events:
+            if self.referee.done:
+                return
+            self._handle(event)
+        # A deadline is kept even when lines keep coming: noise on one port must not
+        # hold off the other player's flag or a reset delay.
+        if not self.referee.done and (
+            not events or (deadline is not None and self._clock() >= deadline)
+        ):
+            self._retry_ports()
+            self._check_writers()
+            self.referee.on_timer()
+        handled = self._clock()
+        if handled - woke > STALL_THRESHOLD and not self.referee.done:
+            self.referee.on_stall(woke, handled)
+        if self._next_idle is not None and handled >= self._next_idle:
+            self._next_idle = handled + (self._idle_interval or 0.0)
+            if self._on_idle is not None:
+                self._on_idle()
+
+    def _next_deadline(self) -> float | None:
         deadlines = [
             self.referee.next_deadline(),
             self._next_idle,
             *(at for at, _ in self._retry.values()),
+            *(port.writer.write_deadline() for port in self._wire.ports.values()),
         ]
-        deadline = min((d for d in deadlines if d is not None), default=None)
-        timeout = None if deadline is None else max(0.0, deadline - self._clock())
-        events = self._loop.wait(timeout)
-        for event in events:
-            if self.referee.done:
-                break
-            self._handle(event)
-        # A deadline is kept even when lines keep coming: noise on one port must not
-        # hold off the other player's flag or a reset delay.
-        due = not events or (deadline is not None and self._clock() >= deadline)
-        if due and not self.referee.done:
-            self._retry_ports()
-            self.referee.on_timer()
-        if self._next_idle is not None and self._clock() >= self._next_idle:
-            self._next_idle = self._clock() + (self._idle_interval or 0.0)
-            if self._on_idle is not None:
-                self._on_idle()
+        return min((d for d in deadlines if d is not None), default=None)
 
-    def _handle(self, event: LinkEvent | StopRequested) -> None:
+    def _handle(self, event: LoopEvent) -> None:
         if isinstance(event, LineReceived):
             self.referee.on_line(event.port, event.text, event.at)
         elif isinstance(event, MalformedLineReceived):
             self.referee.on_malformed(event.port, event.reason, event.preview, event.at)
+        elif isinstance(event, RecordLeft):
+            self.referee.on_record_left(event.port, event.at)
         elif isinstance(event, LinkLost):
             self._lost(event)
         else:
             LOGGER.warning("stopping: %s", event.reason)
             self.referee.stop(event.reason)
 
+    def _check_writers(self) -> None:
+        """A port whose waiting lines found no room for its write timeout is lost."""
+        now = self._clock()
+        for label, open_port in list(self._wire.ports.items()):
+            deadline = open_port.writer.write_deadline()
+            if deadline is not None and now >= deadline and label in self._wire.ports:
+                for event in open_port.writer.flush():
+                    self._handle(event)
+
     def _lost(self, event: LinkLost) -> None:
-        link = self._wire.links.pop(event.port, None)
-        if link is None:
+        open_port = self._wire.ports.pop(event.port, None)
+        if open_port is None:
             return
-        self._close_link(link)
+        self._close_port(open_port, last_words=0.0)
         self.referee.on_line_lost(event.port, event.reason)
         if not self.referee.done:
             self._retry[event.port] = (self._clock() + _FIRST_RETRY, _FIRST_RETRY)
@@ -273,7 +360,7 @@ class RefereeDaemon:
             if now < at:
                 continue
             try:
-                self._open_link(label)
+                self._open_port(label)
             except PortOpenError as exc:
                 longer = min(wait * 2, _LAST_RETRY)
                 LOGGER.debug("port %s: still down (%s); next try in %.1f s", label, exc, longer)
@@ -284,28 +371,31 @@ class RefereeDaemon:
 
     # ------------------------------------------------------------- resources
 
-    def _open_link(self, label: str) -> None:
+    def _open_port(self, label: str) -> None:
         plan = self._plans[label]
         transport = SerialTransport.open(plan.url, plan.settings)
         link = PortLink(label, transport, self._loop, newline=plan.newline, clock=self._clock)
-        if not self._loop.watch(link):
+        writer = LineWriter(label, transport, self._loop, newline=plan.newline, clock=self._clock)
+        open_port = _Port(link, writer)
+        if not self._loop.watch(open_port):
             link.start()
-        self._wire.links[label] = link
+        self._wire.ports[label] = open_port
 
-    def _close_link(self, link: PortLink) -> None:
-        self._loop.unwatch(link)
-        link.close()
+    def _close_port(self, open_port: _Port, *, last_words: float) -> None:
+        open_port.writer.close(last_words)
+        self._loop.unwatch(open_port)
+        open_port.link.close()
 
     @contextmanager
-    def _open_links(self) -> Iterator[None]:
+    def _open_ports(self) -> Iterator[None]:
         try:
             for label in self._plans:
-                self._open_link(label)
+                self._open_port(label)
             yield
         finally:
-            for link in self._wire.links.values():
-                self._close_link(link)
-            self._wire.links.clear()
+            for open_port in self._wire.ports.values():
+                self._close_port(open_port, last_words=_LAST_WORDS)
+            self._wire.ports.clear()
 
     @contextmanager
     def _signals(self) -> Iterator[None]:
@@ -316,7 +406,7 @@ class RefereeDaemon:
         def on_signal(signum: int, _frame: FrameType | None) -> None:
             self.request_stop(f"received {signal.Signals(signum).name}")
 
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
         try:
             yield
         finally:

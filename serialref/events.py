@@ -1,8 +1,9 @@
 """What happened in a match, as past-tense dataclasses.
 
 The referee publishes these to its listeners: recorders (journal, PGN), which
-must not lose them, and observers (console, Style 12, web), which may drop
-them. Every event is plain data that serialises to JSON with
+must not lose them and whose failure stops the match, and observers (console,
+progress, systemd, Style 12, web), which may drop them and are detached when
+they fail. Every event is plain data that serialises to JSON with
 :func:`dataclasses.asdict`, so the journal can store it and a restore can read
 it back.
 """
@@ -15,13 +16,19 @@ from typing import Protocol
 
 @dataclass(frozen=True, slots=True)
 class MatchStarted:
-    """A match began, or (``resumed``) a referee restarted it from its journal."""
+    """A match began, or (``resumed``) a referee restarted it from its journal.
+
+    ``identity`` holds the settings that make a match what it is (games, time
+    control, openings, event, configured names, colours): a restart whose settings
+    differ is refused rather than continuing someone else's match.
+    """
 
     games: int
     time_control: str
     ports: tuple[str, str]
     settings: dict[str, object] = field(default_factory=dict)
     resumed: bool = False
+    identity: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +49,17 @@ class PlayerSignedOff:
 
 @dataclass(frozen=True, slots=True)
 class RecordSent:
-    """One line the referee wrote; ``left_at`` is the monotonic time the bytes had drained."""
+    """One line the referee wrote.
+
+    ``left_at`` is the monotonic time its last byte can have reached the player, or
+    (``queued``) the time it was handed to a port that could not take it at once.
+    """
 
     port: str
     text: str
     wall: float
     left_at: float
+    queued: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,12 +125,42 @@ class Infraction:
 
 
 @dataclass(frozen=True, slots=True)
+class LinesIgnored:
+    """More ignored lines arrived on ``port`` than are worth recording one by one."""
+
+    port: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class RefereeStalled:
+    """The referee did not run for ``seconds`` (SIGSTOP, a suspended machine, a slow disk).
+
+    That time is charged to no one (PROTOCOL.md 7).
+    """
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class PgnAppended:
+    """Game ``game`` is in the PGN file, so a restart does not append it again."""
+
+    game: int
+
+
+@dataclass(frozen=True, slots=True)
 class MatchEnded:
-    """The match is over (complete or interrupted)."""
+    """The match is over: complete, or stopped in order (``disconnect`` sent to every player).
+
+    A stop in the middle of a game keeps the game's clocks in ``clocks`` (a
+    :meth:`serialref.clock.ChessClock.snapshot`), so the restart continues them exactly.
+    """
 
     complete: bool
     score: tuple[float, float]
     reason: str = ""
+    clocks: dict[str, object] | None = None
 
 
 MatchEvent = (
@@ -131,6 +173,9 @@ MatchEvent = (
     | MovePlayed
     | GameEnded
     | Infraction
+    | LinesIgnored
+    | RefereeStalled
+    | PgnAppended
     | MatchEnded
 )
 
@@ -146,13 +191,20 @@ EVENT_TYPES: dict[str, type[MatchEvent]] = {
         MovePlayed,
         GameEnded,
         Infraction,
+        LinesIgnored,
+        RefereeStalled,
+        PgnAppended,
         MatchEnded,
     )
 }
 
 
 class MatchListener(Protocol):
-    """Receives every event on the referee thread; must return quickly."""
+    """Receives every event on the referee thread; must return quickly.
+
+    A recorder raises :class:`~serialref.errors.RecorderError` when it cannot keep an
+    event; an observer must not raise at all (one that does is detached).
+    """
 
     def handle(self, event: MatchEvent) -> None: ...
 

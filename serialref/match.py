@@ -1,38 +1,44 @@
 """The referee of one match between the players on two ports (EPD spec section 8).
 
-:class:`MatchReferee` is driven by one thread: it is handed every line event
-from both ports and is woken at its deadlines (the reset and conclude delays, a
-flag fall, a rejoin window). It decides, sends records through a :class:`Wire`
-and publishes :mod:`serialref.events` to its listeners. It never sleeps and
-never reads a port, so tests drive it with a fake clock and a fake wire.
+:class:`MatchReferee` is driven by one thread: it is handed every line event from
+both ports, the departures of records a port could not take at once, the
+referee's own stalls, and is woken at its deadlines (the reset and conclude
+delays, a flag fall, a rejoin window). It decides, sends records through a
+:class:`Wire` and publishes :mod:`serialref.events`: to its recorders, in order
+(a journal that cannot be written stops the match, PROTOCOL.md 7), then to its
+observers (one that fails is detached). It never sleeps and never reads a port,
+so tests drive it with a fake clock and a fake wire.
 
-The match is a ``transitions`` state machine declared as one table; the
-per-port state lives in :class:`serialref.session.PortSession`.
+The match is a ``transitions`` state machine declared as one table: waiting for
+players, in a game (:class:`serialref.game.GameReferee`), between games, done.
+The game to play next is always the one after the games that have a result, so a
+game interrupted before it began is played again with the same number and colours,
+and a game is never skipped (PROTOCOL.md 7). The per-port state lives in
+:class:`serialref.session.PortSession`.
 """
 
 from __future__ import annotations
 
-import datetime
 import enum
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import chess
 from transitions import Machine
 
 from serialref import records
-from serialref.adjudication import RefereeGame, ReplyKind, Ruling, Termination, Verdict, judge_reply
-from serialref.clock import ChessClock, TimeControl
+from serialref.adjudication import Verdict
+from serialref.clock import ChessClock
 from serialref.epd import EpdRecord, format_record, parse_record
-from serialref.errors import LineLostError, RecordError, UnexpectedRecordError
+from serialref.errors import LineLostError, RecorderError, RecordError, UnexpectedRecordError
 from serialref.events import (
-    GameEnded,
     GameStarted,
     Infraction,
     LineReceived,
+    LinesIgnored,
     MatchEnded,
     MatchEvent,
     MatchListener,
@@ -41,72 +47,48 @@ from serialref.events import (
     PlayerSignedOff,
     PlayerSignedOn,
     RecordSent,
+    RefereeStalled,
 )
+from serialref.game import GameReferee, ResumedGame
+from serialref.openings import Opening
 from serialref.records import Refreq
-from serialref.session import PortSession, SessionState
+from serialref.session import IgnoredLines, PortSession, SessionState
+from serialref.settings import PORTS, MatchSettings
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = [
-    "PORTS",
-    "MatchReferee",
-    "MatchSettings",
-    "MatchState",
-    "Opening",
-    "ResumePoint",
-    "Wire",
-]
+__all__ = ["MatchReferee", "MatchState", "ResumePoint", "Wire"]
 
-PORTS = ("a", "b")
-"""Port labels: the player on port ``a`` has White in game 1; colours alternate."""
+STORAGE_FAILURE = "referee storage failure"
+"""The ``c0`` of the ``fault`` every player gets when the journal cannot be written."""
 
 
 class Wire(Protocol):
     """How the referee reaches the players."""
 
-    def send(self, port: str, text: str) -> float:
-        """Write one line; return the monotonic time its bytes had left. Raises LineLostError."""
+    def send(self, port: str, text: str, *, notify: bool = False) -> float | None:
+        """Queue one line; when its last byte can have reached the player, or None.
+
+        None: the port could not take it at once; with ``notify`` the referee hears
+        of its departure (:meth:`MatchReferee.on_record_left`). Raises LineLostError
+        when the line is down.
+        """
         ...
 
     def transmission_time(self, port: str, nbytes: int) -> float:
-        """Time ``nbytes`` take on that port's line (0 where no line rate applies)."""
+        """Time ``nbytes`` take on that port's line (0 where no line delay applies)."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class Opening:
-    """A game's starting point: a position and the moves already played from it."""
-
-    fen: str = chess.STARTING_FEN
-    moves: tuple[str, ...] = ()
-
-    def board(self) -> chess.Board:
-        board = chess.Board(self.fen)
-        for san in self.moves:
-            board.push_san(san)
-        return board
-
-
-@dataclass(frozen=True, slots=True)
-class MatchSettings:
-    """Everything the referee needs to know about the match (see :mod:`serialref.config`)."""
-
-    games: int = 1
-    time_control: TimeControl = field(default_factory=lambda: TimeControl.parse("300+3"))
-    openings: tuple[Opening, ...] = (Opening(),)
-    event: str = "serialref match"
-    site: str = "?"
-    names: tuple[str | None, str | None] = (None, None)
-    reset_delay: float = 5.0
-    conclude_delay: float = 5.0
-    on_infraction: str = "forfeit"
-    rejoin_window: float = 0.0
-    flag_grace: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
 class ResumePoint:
-    """Where a match stood when its referee stopped, as its journal tells it."""
+    """Where a match stood when its referee stopped, as its journal tells it.
+
+    ``orderly``: the referee was stopped in order (every player got ``disconnect``),
+    so the players are awaited and no clock runs until both are back; ``clocks`` is
+    then the unfinished game's clock as it stood. After a crash the players the
+    journal shows signed on are restored at once.
+    """
 
     games_done: int
     results: tuple[tuple[str, str], ...]  # (White's port, PGN result) of each finished game
@@ -114,96 +96,88 @@ class ResumePoint:
     signed_on: tuple[bool, bool]
     game: GameStarted | None = None
     moves: tuple[MovePlayed, ...] = ()
+    orderly: bool = False
+    clocks: dict[str, object] | None = None
 
 
 class MatchState(enum.Enum):
     """Where the match stands."""
 
     WAITING_FOR_PLAYERS = "waiting for players"
-    RESETTING = "resetting"
-    INFORMING = "informing"
-    PLAYING = "playing"
-    CONCLUDING = "concluding"
+    IN_GAME = "in game"
     BETWEEN_GAMES = "between games"
-    DISCONNECTING = "disconnecting"
     DONE = "done"
 
 
 _M = MatchState
-_ACTIVE = [
-    _M.WAITING_FOR_PLAYERS,
-    _M.RESETTING,
-    _M.INFORMING,
-    _M.PLAYING,
-    _M.CONCLUDING,
-    _M.BETWEEN_GAMES,
-]
 
 TRANSITIONS: list[dict[str, Any]] = [
-    # 8 (5, 6): both players signed on and reset: the reset delay of 8.1.6 runs.
-    {"trigger": "players_ready", "source": _M.WAITING_FOR_PLAYERS, "dest": _M.RESETTING},
-    # 8.1.5: the delay is over; tags go to both players.
-    {"trigger": "reset_delay_passed", "source": _M.RESETTING, "dest": _M.INFORMING},
-    # 3.2 (9): a restarted referee picks the game up where its journal left it.
-    {"trigger": "resumed", "source": _M.WAITING_FOR_PLAYERS, "dest": _M.PLAYING},
-    # 8 (8): the first respond goes to White.
-    {"trigger": "first_respond_sent", "source": _M.INFORMING, "dest": _M.PLAYING},
-    # 8 (13): the game ended; the result is told and conclude sent.
-    {
-        "trigger": "game_over",
-        "source": [_M.RESETTING, _M.INFORMING, _M.PLAYING],
-        "dest": _M.CONCLUDING,
-    },
-    # 8.1.1: the conclude delay runs.
-    {"trigger": "concluded", "source": _M.CONCLUDING, "dest": _M.BETWEEN_GAMES},
-    # The next game needs both players again.
-    {"trigger": "next_game", "source": _M.BETWEEN_GAMES, "dest": _M.WAITING_FOR_PLAYERS},
-    # A player left before its game began.
-    {"trigger": "player_missing", "source": _M.RESETTING, "dest": _M.WAITING_FOR_PLAYERS},
-    # 8 (15), 8.1.2: the match is over or the referee is stopped.
-    {"trigger": "match_over", "source": _ACTIVE, "dest": _M.DISCONNECTING},
-    {"trigger": "disconnected", "source": _M.DISCONNECTING, "dest": _M.DONE},
-]
-
-
-def _other(port: str) -> str:
-    return "b" if port == "a" else "a"
+    # 8, steps 5-6: both players are signed on and reset: a game begins (reset delay, 8.1.6).
+    {"trigger": "players_ready", "source": _M.WAITING_FOR_PLAYERS, "dest": _M.IN_GAME,
+     "after": "_begin_game"},
+    # PROTOCOL.md 7: a player left before the first respond: the game is played again later.
+    {"trigger": "game_interrupted", "source": _M.IN_GAME, "dest": _M.WAITING_FOR_PLAYERS,
+     "after": "_drop_game"},
+    # 3.2 (9), PROTOCOL.md 6: a restarted referee continues its journal's unfinished game.
+    {"trigger": "game_resumed", "source": _M.WAITING_FOR_PLAYERS, "dest": _M.IN_GAME,
+     "after": "_continue_game"},
+    # 8, step 13: the game has a result; the conclude delay of 8.1.1 runs.
+    {"trigger": "game_decided", "source": _M.IN_GAME, "dest": _M.BETWEEN_GAMES,
+     "after": "_count_result"},
+    # 8.1.1: the conclude delay is over: the next game, or (8, step 15) the match is complete.
+    {"trigger": "conclude_delay_passed", "source": _M.BETWEEN_GAMES,
+     "dest": _M.WAITING_FOR_PLAYERS, "conditions": "_games_remain",
+     "after": "_start_game_if_ready"},
+    {"trigger": "conclude_delay_passed", "source": _M.BETWEEN_GAMES, "dest": _M.DONE,
+     "after": "_finish"},
+    # A restarted referee whose journal holds every game's result.
+    {"trigger": "all_games_played", "source": _M.WAITING_FOR_PLAYERS, "dest": _M.DONE,
+     "after": "_finish"},
+    # 8.1.2: stopped (SIGTERM, SIGINT, SIGHUP): every signed-on player gets disconnect.
+    {"trigger": "stopped", "source": [_M.WAITING_FOR_PLAYERS, _M.IN_GAME, _M.BETWEEN_GAMES],
+     "dest": _M.DONE, "after": "_finish"},
+]  # fmt: skip
 
 
 class MatchReferee:
     """Runs the games of one match between the players on ports ``a`` and ``b``."""
 
     state: MatchState
+    # Triggers, made by the transitions table.
+    players_ready: Callable[[], bool]
+    game_interrupted: Callable[..., bool]
+    game_resumed: Callable[..., bool]
+    game_decided: Callable[..., bool]
+    conclude_delay_passed: Callable[[], bool]
+    all_games_played: Callable[[], bool]
+    stopped: Callable[..., bool]
 
     def __init__(
         self,
         settings: MatchSettings,
         wire: Wire,
-        listeners: Sequence[MatchListener] = (),
+        recorders: Sequence[MatchListener] = (),
+        observers: Sequence[MatchListener] = (),
         *,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
         self._wire = wire
-        self._listeners = list(listeners)
+        self._recorders = list(recorders)
+        self._observers = list(observers)
         self._clock = clock
         self._wall = wall_clock
         self.sessions = {
             port: PortSession(port, name or f"Player {port.upper()}")
             for port, name in zip(PORTS, settings.names, strict=True)
         }
-        self.game_number = 0
+        self._ignored_lines = {port: IgnoredLines() for port in PORTS}
+        self.games_done = 0
         self.score = [0.0, 0.0]
-        self.game: RefereeGame | None = None
-        self.chess_clock: ChessClock | None = None
-        self.white_port = "a"
-        self.tags: dict[str, str] = {}
-        self._opening_length = 0
-        self._offer_pending = False
+        self.game: GameReferee | None = None
         self._delay_until: float | None = None
-        self._absent_until: dict[str, float] = {}
-        self._stopping = ""
+        self._stop_reason = ""
         self._machine = Machine(
             model=self,
             states=MatchState,
@@ -216,20 +190,22 @@ class MatchReferee:
     # ----------------------------------------------------------------- driving
 
     def start(self, resume: ResumePoint | None = None) -> None:
-        """Announce the match; players are awaited, or (``resume``) restored at once."""
-        self._publish(
+        """Announce the match; players are awaited, or (``resume``) the match continues."""
+        settings = self.settings
+        self.publish(
             MatchStarted(
-                games=self.settings.games,
-                time_control=self.settings.time_control.text,
+                games=settings.games,
+                time_control=settings.time_control.text,
                 ports=PORTS,
                 settings={
-                    "event": self.settings.event,
-                    "site": self.settings.site,
-                    "reset_delay": self.settings.reset_delay,
-                    "conclude_delay": self.settings.conclude_delay,
-                    "on_infraction": self.settings.on_infraction,
+                    "event": settings.event,
+                    "site": settings.site,
+                    "reset_delay": settings.reset_delay,
+                    "conclude_delay": settings.conclude_delay,
+                    "on_infraction": settings.on_infraction,
                 },
                 resumed=resume is not None,
+                identity=settings.identity(),
             )
         )
         if resume is not None:
@@ -242,455 +218,326 @@ class MatchReferee:
     @property
     def complete(self) -> bool:
         """Whether every game was played (as opposed to a stopped match)."""
-        return self.done and not self._stopping
+        return self.done and not self._stop_reason
+
+    @property
+    def in_game(self) -> bool:
+        """Whether a game is under way (a clock may be running: the loop keeps a heartbeat)."""
+        return self.game is not None
 
     def next_deadline(self) -> float | None:
         """When :meth:`on_timer` must run next, or None to wait for lines only."""
-        deadlines = [self._delay_until, *self._absent_until.values()]
-        if self.state is MatchState.PLAYING and self.chess_clock is not None:
-            flag = self.chess_clock.flag_deadline()
-            if flag is not None:
-                deadlines.append(flag + self.settings.flag_grace)
+        deadlines = [self._delay_until]
+        if self.game is not None:
+            deadlines.append(self.game.next_deadline())
         return min((d for d in deadlines if d is not None), default=None)
 
     def on_timer(self) -> None:
         """Act on every deadline that has passed."""
         now = self._clock()
-        for port, until in list(self._absent_until.items()):
-            if now >= until:
-                del self._absent_until[port]
-                if self.state is MatchState.PLAYING and not self.sessions[port].signed_on:
-                    self._end_game(self._abandon_verdict(port, "did not come back in time"), now)
-        clock = self.chess_clock
+        if self.game is not None:
+            self.game.on_timer(now)
         if (
-            self.state is MatchState.PLAYING
-            and clock is not None
-            and clock.flag_fell(now - self.settings.flag_grace)
+            self.state is MatchState.BETWEEN_GAMES
+            and self._delay_until is not None
+            and now >= self._delay_until
         ):
-            assert self.game is not None
-            self._end_game(self.game.flag_verdict(self.game.turn), now)
-        if self._delay_until is not None and now >= self._delay_until:
             self._delay_until = None
-            if self.state is MatchState.RESETTING:
-                self._begin_play()
-            elif self.state is MatchState.BETWEEN_GAMES:
-                self._after_conclude_delay()
+            self.conclude_delay_passed()
 
     def on_line(self, port: str, text: str, at: float) -> None:
         """A line arrived on ``port``; its line end came at ``at``."""
-        self._publish(LineReceived(port=port, text=text, wall=self._wall(), at=at))
-        if self.done or self.state is MatchState.DISCONNECTING:
+        if self.done:
             return
         try:
             record = parse_record(text)
             request = records.player_request(record)
         except (RecordError, UnexpectedRecordError) as exc:
-            self._ignore(port, f"not a player request: {exc}", text)
+            self.ignored(port, text, at, f"not a player request: {exc}")
             return
+        session = self.sessions[port]
         if request is Refreq.SIGN_ON:
+            self.received(port, text, at)
             self._on_sign_on(port, record)
-        elif not self.sessions[port].signed_on:
-            self._ignore(port, f"{request.value} from a player that is not signed on", text)
+        elif not session.signed_on:
+            self.ignored(port, text, at, f"{request.value} from a player that is not signed on")
         elif request is Refreq.REPLY:
             self._on_reply(port, record, text, at)
         elif request is Refreq.SIGN_OFF:
+            self.received(port, text, at)
             self._on_gone(port, "signed off", signed_off=True)
         else:
-            self._on_player_fault(port, record)
+            self.received(port, text, at)
+            self._on_player_fault(port, record, text)
 
     def on_malformed(self, port: str, reason: str, preview: str, at: float) -> None:
-        """Line noise: logged and counted, never acted on (PROTOCOL.md 1)."""
-        self._publish(
-            LineReceived(
-                port=port, text=preview, wall=self._wall(), at=at, malformed=True, note=reason
+        """Line noise: logged and counted within limits, never acted on (PROTOCOL.md 1, 7)."""
+        admitted, left_out = self._ignored_lines[port].admit(at)
+        self._report_left_out(port, left_out)
+        if admitted:
+            LOGGER.warning("port %s: ignored a malformed line (%s): %s", port, reason, preview)
+            self.publish(
+                LineReceived(
+                    port=port, text=preview, wall=self._wall(), at=at, malformed=True, note=reason
+                )
             )
-        )
-        LOGGER.warning("port %s: ignored malformed line (%s): %s", port, reason, preview)
 
     def on_line_lost(self, port: str, reason: str) -> None:
-        """The port's line went away; the game and the clocks go on (issue: durability)."""
+        """The port's line went away; the game and the clocks go on."""
         if self.sessions[port].state in (SessionState.OFFLINE, SessionState.DISCONNECTED):
             return
         LOGGER.warning("port %s: line lost (%s)", port, reason)
         self._on_gone(port, f"line lost: {reason}", signed_off=False)
 
+    def on_record_left(self, port: str, at: float) -> None:
+        """A record the port could not take at once has left; it can have arrived at ``at``."""
+        if self.game is not None:
+            self.game.record_left(port, at)
+
+    def on_stall(self, began: float, ended: float) -> None:
+        """The referee did not run from ``began`` to ``ended``: no one is charged for it."""
+        LOGGER.warning("the referee did not run for %.2f s: that time is charged to no one",
+                       ended - began)  # fmt: skip
+        self.publish(RefereeStalled(seconds=ended - began))
+        if self.game is not None:
+            self.game.on_stall(began, ended)
+
     def stop(self, reason: str) -> None:
-        """End the match now (SIGTERM, SIGINT): tell every signed-on player ``disconnect``."""
-        if self.state in (MatchState.DISCONNECTING, MatchState.DONE):
+        """End the match now (SIGTERM, SIGINT, SIGHUP): ``disconnect`` to every player."""
+        if self.done:
             return
-        self._stopping = reason
-        if self.chess_clock is not None and self.state is MatchState.PLAYING:
-            self.chess_clock.pause(self._clock())
-        self._finish_match(reason)
+        clocks = None
+        game = self.game
+        if game is not None and game.begun and not game.ended:
+            clocks = game.suspended_snapshot(self._clock())
+        self._stop_reason = reason
+        self.stopped(reason=reason, clocks=clocks)
+
+    # ----------------------------------------------------------- the game host
+
+    def send(self, port: str, record: EpdRecord, *, notify: bool = False) -> float | None:
+        """Send a record; when it can have reached the player, or None while it waits.
+
+        A line that is down gives None too: its loss reaches the referee from the loop.
+        """
+        text = format_record(record)
+        try:
+            left_at = self._wire.send(port, text, notify=notify)
+        except LineLostError as exc:
+            LOGGER.warning("port %s: could not send (%s)", port, exc)
+            return None
+        queued = left_at is None
+        self.publish(
+            RecordSent(
+                port=port,
+                text=text,
+                wall=self._wall(),
+                left_at=self._clock() if left_at is None else left_at,
+                queued=queued,
+            )
+        )
+        return left_at
+
+    def transmission_time(self, port: str, nbytes: int) -> float:
+        return self._wire.transmission_time(port, nbytes)
+
+    def received(self, port: str, text: str, at: float) -> None:
+        """Record a line the referee acts on."""
+        self.publish(LineReceived(port=port, text=text, wall=self._wall(), at=at))
+
+    def ignored(self, port: str, text: str, at: float, reason: str) -> None:
+        """Record a line the referee does not act on: a few per second, then a count."""
+        admitted, left_out = self._ignored_lines[port].admit(at)
+        self._report_left_out(port, left_out)
+        if admitted:
+            LOGGER.warning("port %s: ignored: %s", port, reason)
+            self.publish(
+                LineReceived(
+                    port=port, text=text, wall=self._wall(), at=at, note=f"ignored: {reason}"
+                )
+            )
+
+    def now(self) -> float:
+        return self._clock()
+
+    def wall_time(self) -> float:
+        return self._wall()
+
+    def game_over(self, game: GameReferee, verdict: Verdict) -> None:
+        self.game_decided(verdict=verdict, white_port=game.white_port)
+
+    def publish(self, event: MatchEvent) -> None:
+        """Recorders first, in order; a journal that fails stops the match (PROTOCOL.md 7)."""
+        for recorder in self._recorders:
+            try:
+                recorder.handle(event)
+            except RecorderError as exc:
+                self._storage_failed(exc)
+                raise
+        for observer in tuple(self._observers):
+            try:
+                observer.handle(event)
+            except Exception:
+                LOGGER.exception("an observer failed; it sees no more of the match: %r", observer)
+                self._observers.remove(observer)
 
     # ------------------------------------------------------------ sign-on/off
 
     def _on_sign_on(self, port: str, record: EpdRecord) -> None:
         session = self.sessions[port]
         identity = records.sign_on_identity(record)
-        configured = self.settings.names[PORTS.index(port)]
-        if identity.name and not configured:
+        if identity.name and not self.settings.names[PORTS.index(port)]:
             session.name = records.tag_value(identity.name)
-        restarted = session.signed_on
+        again = session.signed_on
         session.fire("sign_on_received")
-        self._absent_until.pop(port, None)
-        self._publish(PlayerSignedOn(port=port, name=session.name))
-        LOGGER.info("port %s: %s signed on%s", port, session.name, " again" if restarted else "")
-        if self.state in (MatchState.PLAYING, MatchState.INFORMING) and self.game is not None:
-            self._restore(port)
+        self.publish(PlayerSignedOn(port=port, name=session.name))
+        LOGGER.info("port %s: %s signed on%s", port, session.name, " again" if again else "")
+        if self.game is not None:
+            self.game.signed_on_again(port)
             return
-        upcoming = self._upcoming_game()
-        self._send_reset(port, self._opening(upcoming).board(), upcoming)
+        upcoming = self.games_done + 1
+        board = self.settings.opening(upcoming).board()
+        session.note_reset(upcoming, self.send(port, records.reset(board)))
         if self.state is MatchState.WAITING_FOR_PLAYERS:
             self._start_game_if_ready()
-        elif self.state is MatchState.RESETTING:
-            self._delay_until = self._reset_deadline()
 
     def _on_gone(self, port: str, reason: str, *, signed_off: bool) -> None:
-        session = self.sessions[port]
-        session.fire("left")
-        self._publish(PlayerSignedOff(port=port, reason=reason))
-        if self.state is MatchState.RESETTING:
-            self._fire("player_missing")
-            self._delay_until = None
-        if self.state is not MatchState.PLAYING:
+        self.sessions[port].note_left()
+        self.publish(PlayerSignedOff(port=port, reason=reason))
+        game = self.game
+        if game is None:
             return
-        window = self.settings.rejoin_window
-        if window > 0:
-            self._absent_until[port] = self._clock() + window
-        elif signed_off:
-            self._end_game(self._abandon_verdict(port, reason), self._clock())
+        if not game.begun:
+            self.game_interrupted(port=port)
+            return
+        game.player_left(port, reason, signed_off=signed_off)
 
-    def _abandon_verdict(self, port: str, reason: str) -> Verdict:
-        colour = chess.WHITE if port == self.white_port else chess.BLACK
-        return Verdict.win(
-            not colour, Termination.ABANDONED, f"{self.sessions[port].name} {reason}"
-        )
-
-    def _on_player_fault(self, port: str, record: EpdRecord) -> None:
+    def _on_player_fault(self, port: str, record: EpdRecord, text: str) -> None:
         reason = " ".join(record.operand_texts("c0")) or "no reason given"
         LOGGER.error(
             "port %s: player %s reports a fault: %s", port, self.sessions[port].name, reason
         )
-        self._publish(
-            Infraction(port=port, reason=f"player fault: {reason}", text=format_record(record))
-        )
-        if self.state is MatchState.PLAYING:
-            self._end_game(
-                Verdict.unfinished(
-                    Termination.EMERGENCY, f"{self.sessions[port].name} reported a fault: {reason}"
-                ),
-                self._clock(),
-            )
-
-    # ------------------------------------------------------------- game setup
-
-    def _upcoming_game(self) -> int:
-        """The game a reset sent now is for: the one being set up, or the next."""
-        setting_up = self.state in (MatchState.RESETTING, MatchState.INFORMING)
-        return self.game_number if setting_up else self.game_number + 1
-
-    def _opening(self, game: int) -> Opening:
-        openings = self.settings.openings
-        return openings[((game - 1) // 2) % len(openings)]
-
-    def _start_game_if_ready(self) -> None:
-        if not all(session.signed_on for session in self.sessions.values()):
-            return
-        self.game_number += 1
-        board = self._opening(self.game_number).board()
-        self.white_port = "a" if self.game_number % 2 == 1 else "b"
-        for port, session in self.sessions.items():
-            if session.reset_for_game != self.game_number:
-                self._send_reset(port, board, self.game_number)
-        self._fire("players_ready")
-        self._delay_until = self._reset_deadline()
-
-    def _reset_deadline(self) -> float:
-        times = [s.reset_at for s in self.sessions.values() if s.reset_at is not None]
-        return max(times, default=self._clock()) + self.settings.reset_delay
-
-    def _send_reset(self, port: str, board: chess.Board, game: int) -> None:
-        session = self.sessions[port]
-        sent_at = self._send(port, records.reset(board))
-        if sent_at is None:
-            return
-        session.fire("reset_sent")
-        session.reset_at = sent_at
-        session.reset_for_game = game
-
-    def _begin_play(self) -> None:
-        self._fire("reset_delay_passed")
-        opening = self._opening(self.game_number)
-        board = opening.board()
-        self._opening_length = len(opening.moves)
-        self.game = RefereeGame(board)
-        self.chess_clock = ChessClock(self.settings.time_control)
-        self._offer_pending = False
-        self._absent_until.clear()
-        names = {port: session.name for port, session in self.sessions.items()}
-        black_port = _other(self.white_port)
-        self.tags = {
-            "Event": self.settings.event,
-            "Site": self.settings.site,
-            "Date": datetime.date.fromtimestamp(self._wall()).strftime("%Y.%m.%d"),
-            "Round": str(self.game_number),
-            "White": names[self.white_port],
-            "Black": names[black_port],
-            "Result": "*",
-        }
-        self._publish(
-            GameStarted(
-                game=self.game_number,
-                white_port=self.white_port,
-                black_port=black_port,
-                fen=board.root().fen(),
-                tags={**self.tags, "TimeControl": self.settings.time_control.text},
-                opening_moves=opening.moves,
-            )
-        )
-        for port in PORTS:
-            if self.sessions[port].signed_on:
-                self._send_inform(port)
-                self._join(port)
-        self._fire("first_respond_sent")
-        self._send_respond(self._port_to_move(), None)
-
-    def _join(self, port: str) -> None:
-        session = self.sessions[port]
-        if session.state in (SessionState.RESETTING, SessionState.IDLE):
-            session.fire("game_joined")
-
-    def _inform_tags(self, final: Verdict | None = None) -> list[tuple[str, str]]:
-        tags = [(name, self.tags[name]) for name in records.ROSTER]
-        if final is not None:
-            tags[-1] = ("Result", final.result)
-        tags.append(("TimeControl", self.settings.time_control.text))
-        if final is not None:
-            tags.append(("Termination", final.termination.value))
-        return tags
-
-    def _send_inform(self, port: str, final: Verdict | None = None) -> None:
-        assert self.game is not None
-        self._send(port, records.inform(self.game.fen, self._inform_tags(final)))
-
-    def _port_to_move(self) -> str:
-        assert self.game is not None
-        return self.white_port if self.game.turn == chess.WHITE else _other(self.white_port)
-
-    # ------------------------------------------------------------------ moves
-
-    def _send_respond(self, port: str, san: str | None, *, restore: bool = False) -> None:
-        """Ask ``port`` to move: after the opponent's ``san``, or from the current position."""
-        assert self.game is not None and self.chess_clock is not None
-        session = self.sessions[port]
-        record = records.respond(
-            self.game.fen if san is None else self.game.previous_fen,
-            self.chess_clock.cc_seconds(self._clock()),
-            san,
-            draw_offer=self._offer_pending and san is not None,
-        )
-        # A player that is away is told when it comes back (restore), but its
-        # clock runs as a real one would: its flag may fall while it is away.
-        sent_at = self._send(port, record) if session.signed_on else None
-        if sent_at is not None:
-            session.fire("respond_sent")
-        if not restore:
-            self.chess_clock.start(self.game.turn, self._clock() if sent_at is None else sent_at)
+        self.publish(Infraction(port=port, reason=f"player fault: {reason}", text=text))
+        if self.game is not None:
+            self.game.player_fault(port, reason)
 
     def _on_reply(self, port: str, record: EpdRecord, text: str, at: float) -> None:
-        session = self.sessions[port]
-        if not session.to_move or self.state is not MatchState.PLAYING:
-            self._ignore(port, "reply out of turn", text)
-            return
-        assert self.game is not None and self.chess_clock is not None
-        deduct = self._wire.transmission_time(port, len(text) + 1)
-        if self.chess_clock.flag_fell(at, deduct=deduct):
-            self._end_game(self.game.flag_verdict(self.game.turn), at)
-            return
-        ruling = judge_reply(self.game, record, offer_pending=self._offer_pending)
-        for note in ruling.notes:
-            LOGGER.info("port %s: %s", port, note)
-        if ruling.kind is ReplyKind.INFRACTION:
-            self._on_infraction(port, ruling, text, at)
-            return
-        session.fire("reply_taken")
-        mover = self.game.turn
-        if ruling.kind is ReplyKind.RESIGN:
-            self._end_game(Verdict.win(not mover, Termination.NORMAL, ruling.reason), at)
-        elif ruling.kind is ReplyKind.DRAW_AGREED:
-            self._end_game(Verdict.draw(ruling.reason), at)
-        elif ruling.kind is ReplyKind.DRAW_CLAIMED:
-            if ruling.move is not None:
-                self._play(ruling, at, deduct)
-            self._end_game(Verdict.draw(ruling.reason), at)
+        if self.game is not None:
+            self.game.on_reply(port, record, text, at)
+        elif self.sessions[port].is_stale(record.position):
+            self.ignored(port, text, at, "stale reply: it answers an earlier respond")
         else:
-            san = self._play(ruling, at, deduct)
-            verdict = self.game.automatic_verdict()
-            if verdict is not None:
-                self._end_game(verdict, at)
-            else:
-                self._send_respond(_other(port), san)
+            self.ignored(port, text, at, "reply out of turn")
 
-    def _play(self, ruling: Ruling, at: float, deduct: float) -> str:
-        """Accept the ruling's move; returns it in SAN."""
-        assert self.game is not None and self.chess_clock is not None
-        assert ruling.move is not None
-        board = self.game.board
-        elapsed = self.chess_clock.stop(at, deduct=deduct)
-        san = self.game.push(ruling.move)
-        self._offer_pending = ruling.draw_offer
-        clock = self.chess_clock
-        self._publish(
-            MovePlayed(
-                game=self.game_number,
-                ply=len(board.move_stack) - self._opening_length,
-                san=san,
-                uci=ruling.move.uci(),
-                elapsed=elapsed,
-                remaining=(clock.remaining(chess.WHITE), clock.remaining(chess.BLACK)),
-                consumed=(clock.consumed(chess.WHITE), clock.consumed(chess.BLACK)),
-                moves_made=(clock.moves_made(chess.WHITE), clock.moves_made(chess.BLACK)),
-                fen=self.game.fen,
-                draw_offer=ruling.draw_offer,
-                analysis=ruling.analysis,
-            )
+    # ---------------------------------------------------------- transitions
+
+    def _start_game_if_ready(self, **_: object) -> None:
+        if all(session.signed_on for session in self.sessions.values()):
+            self.players_ready()
+
+    def _begin_game(self) -> None:
+        self.game = GameReferee(self.games_done + 1, self)
+
+    def _drop_game(self, port: str) -> None:
+        assert self.game is not None
+        LOGGER.warning(
+            "game %d had not begun when the player on port %s left: it starts again when both"
+            " players are back",
+            self.game.number,
+            port,
         )
-        return san
+        self.game = None
 
-    def _on_infraction(self, port: str, ruling: Ruling, text: str, at: float) -> None:
-        assert self.game is not None and self.chess_clock is not None
-        name = self.sessions[port].name
-        self._publish(Infraction(port=port, reason=ruling.reason, text=text))
-        LOGGER.warning("port %s: rules infraction by %s: %s", port, name, ruling.reason)
-        if self.settings.on_infraction == "fault":
-            # The clocks stop and the supervisor is called; the player is asked
-            # again once it signs on anew (PROTOCOL.md 3: after fault it counts
-            # as signed off).
-            self.chess_clock.pause(at)
-            LOGGER.error("port %s: supervisor needed: %s", port, ruling.reason)
-            self._send(port, records.fault(self.game.fen, ruling.reason))
-            self.sessions[port].fire("left")
-            self._publish(PlayerSignedOff(port=port, reason=f"fault: {ruling.reason}"))
-            return
-        self.sessions[port].fire("reply_taken")
-        self._end_game(
-            Verdict.win(
-                not self.game.turn, Termination.RULES_INFRACTION, f"{name}: {ruling.reason}"
-            ),
-            at,
+    def _continue_game(self, point: ResumePoint) -> None:
+        started = point.game
+        assert started is not None
+        board = Opening(started.fen, started.opening_moves).board()
+        for played in point.moves:
+            board.push_uci(played.uci)
+        control = self.settings.time_control
+        last = point.moves[-1] if point.moves else None
+        if point.clocks is not None:
+            clock = ChessClock.restore(control, point.clocks)
+        else:
+            # After a crash, clocks as at the last completed move: the time the referee
+            # was down, and the move that was in flight, are charged to no one.
+            clock = ChessClock(
+                control,
+                consumed=last.consumed if last else (0.0, 0.0),
+                moves_made=last.moves_made if last else (0, 0),
+            )
+        resumed = ResumedGame(
+            started=started,
+            board=board,
+            clock=clock,
+            offer_pending=last.draw_offer if last else False,
+        )
+        self.game = GameReferee(started.game, self, resumed=resumed, suspended=point.orderly)
+        self.game.start_restored()
+
+    def _count_result(self, verdict: Verdict, white_port: str) -> None:
+        self.games_done += 1
+        self._count_score(verdict.result, white_port)
+        self.game = None
+        self._delay_until = self._clock() + self.settings.conclude_delay
+        for port in PORTS:
+            self._report_left_out(port, self._ignored_lines[port].flush())
+
+    def _games_remain(self, **_: object) -> bool:
+        return self.games_done < self.settings.games
+
+    def _finish(self, reason: str = "", clocks: dict[str, object] | None = None) -> None:
+        """8.1.2: ``disconnect`` to every signed-on player; the match's end is recorded."""
+        self._delay_until = None
+        for port in PORTS:
+            self._report_left_out(port, self._ignored_lines[port].flush())
+        board = (
+            self.game.game.board
+            if self.game is not None
+            else self.settings.opening(self.games_done + 1).board()
+        )
+        for port, session in self.sessions.items():
+            if session.signed_on:
+                self.send(port, records.disconnect(board))
+            if session.state is not SessionState.DISCONNECTED:
+                session.note_disconnect()
+        self.game = None
+        self.publish(
+            MatchEnded(
+                complete=not reason,
+                score=(self.score[0], self.score[1]),
+                reason=reason,
+                clocks=clocks,
+            )
         )
 
     # ---------------------------------------------------------------- restore
 
     def _resume(self, point: ResumePoint) -> None:
-        """Continue a match from its journal without waiting for new sign-ons (PROTOCOL.md 6)."""
-        self.game_number = point.games_done
+        """Continue a match from its journal (PROTOCOL.md 6 and 7)."""
+        self.games_done = point.games_done
         for white_port, result in point.results:
             self._count_score(result, white_port)
-        for port, name, signed_on in zip(PORTS, point.names, point.signed_on, strict=True):
+        for port, name, present in zip(PORTS, point.names, point.signed_on, strict=True):
             session = self.sessions[port]
             if name and not self.settings.names[PORTS.index(port)]:
                 session.name = name
-            if signed_on:
+            if present:
                 session.fire("sign_on_received")
         LOGGER.warning(
-            "resuming the match from its journal: %d game(s) finished%s",
+            "resuming the match from its journal: %d game(s) finished%s%s",
             point.games_done,
             f", game {point.game.game} at ply {len(point.moves)}" if point.game else "",
+            "; waiting for both players (it was stopped in order)" if point.orderly else "",
         )
-        if point.game is None:
-            if self.game_number >= self.settings.games:
-                self._finish_match("")
-            else:
-                self._start_game_if_ready()
-            return
-        started = point.game
-        self.game_number = started.game
-        self.white_port = started.white_port
-        board = Opening(started.fen, started.opening_moves).board()
-        self._opening_length = len(started.opening_moves)
-        for played in point.moves:
-            board.push_uci(played.uci)
-        self.game = RefereeGame(board)
-        self.tags = {name: started.tags[name] for name in records.ROSTER}
-        last = point.moves[-1] if point.moves else None
-        # Clocks as at the last completed move: the time the referee was down,
-        # and the move that was in flight, are charged to no one.
-        self.chess_clock = ChessClock(
-            self.settings.time_control,
-            consumed=last.consumed if last else (0.0, 0.0),
-            moves_made=last.moves_made if last else (0, 0),
-        )
-        self._offer_pending = last.draw_offer if last else False
-        self._fire("resumed")
-        verdict = self.game.automatic_verdict()
-        if verdict is not None:
-            self._end_game(verdict, self._clock())
-            return
-        for port in PORTS:
-            if self.sessions[port].signed_on:
-                self._restore(port, start_clock=True)
-        if self.chess_clock.running is None:
-            self.chess_clock.start(self.game.turn, self._clock())
+        if point.game is not None:
+            self.game_resumed(point=point)
+        elif not self._games_remain():
+            self.all_games_played()
+        else:
+            self._start_game_if_ready()
 
-    def _restore(self, port: str, *, start_clock: bool = False) -> None:
-        """Bring a player back into the game in progress (PROTOCOL.md 6)."""
-        assert self.game is not None and self.chess_clock is not None
-        board = self.game.board
-        replay = board.copy()
-        moves = replay.move_stack[self._opening_length :]
-        for _ in moves:
-            replay.pop()
-        self._send_reset(port, replay, self.game_number)
-        self._send(port, records.inform(replay, self._inform_tags()))
-        self.sessions[port].fire("game_joined")
-        for move in moves:
-            self._send(port, records.execute(replay, move))
-            replay.push(move)
-        if self.chess_clock.paused:
-            self.chess_clock.resume(self._clock())
-        if self._port_to_move() == port:
-            self._send_respond(port, None, restore=not start_clock)
-
-    # ------------------------------------------------------------ game's end
-
-    def _end_game(self, verdict: Verdict, at: float) -> None:
-        assert self.game is not None and self.chess_clock is not None
-        clock = self.chess_clock
-        clock.pause(at)
-        consumed = (clock.consumed(chess.WHITE), clock.consumed(chess.BLACK))
-        LOGGER.info(
-            "game %d: %s %s (%s)",
-            self.game_number,
-            verdict.result,
-            verdict.reason,
-            verdict.termination.value,
-        )
-        self._absent_until.clear()
-        self._fire("game_over")
-        self._publish(
-            GameEnded(
-                game=self.game_number,
-                result=verdict.result,
-                termination=verdict.termination.value,
-                reason=verdict.reason,
-                fen=self.game.fen,
-                consumed=consumed,
-            )
-        )
-        self._count_score(verdict.result, self.white_port)
-        conclude = records.conclude(self.game.fen, clock.cc_seconds())
-        for port in PORTS:
-            if self.sessions[port].signed_on:
-                self._send_inform(port, verdict)
-        for port in PORTS:
-            session = self.sessions[port]
-            if session.signed_on and self._send(port, conclude) is not None:
-                session.fire("conclude_sent")
-        self._fire("concluded")
-        self._delay_until = self._clock() + self.settings.conclude_delay
-        self.chess_clock = None
+    # ------------------------------------------------------------------ plumbing
 
     def _count_score(self, result: str, white_port: str) -> None:
         white = PORTS.index(white_port)
@@ -699,57 +546,32 @@ class MatchReferee:
             self.score[white] += points[0]
             self.score[1 - white] += points[1]
 
-    def _after_conclude_delay(self) -> None:
-        if self.game_number >= self.settings.games:
-            self._finish_match("")
-            return
-        self._fire("next_game")
-        self.game = None
-        self._start_game_if_ready()
+    def _report_left_out(self, port: str, count: int) -> None:
+        if count:
+            LOGGER.warning("port %s: %d more lines ignored and not recorded one by one", port,
+                           count)  # fmt: skip
+            self.publish(LinesIgnored(port=port, count=count))
 
-    def _finish_match(self, reason: str) -> None:
-        self._fire("match_over")
-        self._delay_until = None
-        board = (
-            self.game.board
-            if self.game is not None
-            else self._opening(self._upcoming_game()).board()
-        )
-        for port in PORTS:
-            session = self.sessions[port]
+    def _storage_failed(self, exc: RecorderError) -> None:
+        """The journal cannot be written: stop the clocks, tell every player, stop.
+
+        Nothing more is recorded (the record would have a gap); what is recorded stays
+        as it is, so a restart continues from the last entry on disk.
+        """
+        LOGGER.critical("%s: stopping the match", exc)
+        self._recorders = []
+        self._stop_reason = str(exc)
+        game = self.game
+        if game is not None and game.begun:
+            game.clock.pause(self._clock())
+        board = game.game.board if game is not None else chess.Board()
+        for port, session in self.sessions.items():
             if session.signed_on:
-                self._send(port, records.disconnect(board))
+                self.send(port, records.fault(board, STORAGE_FAILURE))
+                self.send(port, records.disconnect(board))
             if session.state is not SessionState.DISCONNECTED:
-                session.fire("disconnect_sent")
-        self._fire("disconnected")
-        self._publish(
-            MatchEnded(complete=not reason, score=(self.score[0], self.score[1]), reason=reason)
-        )
+                session.note_disconnect()
+        self._machine.set_state(MatchState.DONE)
 
-    # ------------------------------------------------------------------ plumbing
-
-    def _send(self, port: str, record: EpdRecord) -> float | None:
-        """Send a record; None when the line is gone (the loss is handled as it arrives)."""
-        text = format_record(record)
-        try:
-            left_at = self._wire.send(port, text)
-        except LineLostError as exc:
-            LOGGER.warning("port %s: could not send (%s)", port, exc)
-            return None
-        self._publish(RecordSent(port=port, text=text, wall=self._wall(), left_at=left_at))
-        return left_at
-
-    def _ignore(self, port: str, reason: str, text: str) -> None:
-        LOGGER.warning("port %s: ignored: %s", port, reason)
-        self._publish(Infraction(port=port, reason=f"ignored: {reason}", text=text))
-
-    def _publish(self, event: MatchEvent) -> None:
-        for listener in self._listeners:
-            listener.handle(event)
-
-    def _fire(self, trigger: str) -> None:
-        """Fire a match trigger; an impossible one is a referee bug, so it raises."""
-        self._machine.events[trigger].trigger(self)
-
-    def _log_change(self) -> None:
+    def _log_change(self, *_: object, **__: object) -> None:
         LOGGER.debug("match: %s", self.state.value)

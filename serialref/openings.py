@@ -1,34 +1,70 @@
 """Where games start: one FEN for every game, or a book of openings from an EPD or PGN file.
 
 Each opening is played twice, once with each player as White, so that a match
-on a book is fair (PROTOCOL.md 5: colours alternate).
+on a book is fair (PROTOCOL.md 5: colours alternate). Every opening is checked
+when it is loaded: a position python-chess finds illegal, or one where the game
+is already over (mate, stalemate, a dead position), cannot start a game
+(PROTOCOL.md 7), and the error names the line that gives it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import chess
 import chess.pgn
 
-from serialref.adjudication import position_problems
+from serialref.adjudication import RefereeGame, position_problems
 from serialref.epd import parse_lenient
 from serialref.errors import ConfigError, RecordError
-from serialref.match import Opening
 
-__all__ = ["load_openings", "opening_from_fen"]
+__all__ = ["Opening", "load_openings", "opening_from_fen", "openings_digest"]
 
 
-def opening_from_fen(fen: str) -> Opening:
-    """An opening from a FEN, checked to be a legal position."""
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A game's starting point: a position and the moves already played from it."""
+
+    fen: str = chess.STARTING_FEN
+    moves: tuple[str, ...] = ()
+
+    def board(self) -> chess.Board:
+        board = chess.Board(self.fen)
+        for san in self.moves:
+            board.push_san(san)
+        return board
+
+
+def openings_digest(openings: Sequence[Opening]) -> str:
+    """A short fingerprint of a list of openings, for telling one match from another."""
+    text = "\n".join(f"{opening.fen} {' '.join(opening.moves)}" for opening in openings)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+
+
+def _unplayable(board: chess.Board) -> str | None:
+    """Why a game cannot start from ``board``: illegal, or already over; None if it can."""
+    problems = position_problems(board)
+    if problems:
+        return f"not a legal position: {', '.join(problems)}"
+    verdict = RefereeGame(board).automatic_verdict()
+    if verdict is not None:
+        return f"the game is already over there ({verdict.reason})"
+    return None
+
+
+def opening_from_fen(fen: str, key: str = "fen") -> Opening:
+    """An opening from a FEN, checked to be a legal position where the game is not over."""
     try:
         board = chess.Board(fen)
     except ValueError as exc:
-        raise ConfigError("fen", f"{fen!r} is not a FEN: {exc}") from None
-    problems = position_problems(board)
-    if problems:
-        raise ConfigError("fen", f"{fen!r} is not a legal position: {', '.join(problems)}")
+        raise ConfigError(key, f"not a FEN: {exc}") from None
+    problem = _unplayable(board)
+    if problem:
+        raise ConfigError(key, f"{fen!r}: {problem}")
     return Opening(fen=board.fen())
 
 
@@ -63,11 +99,9 @@ def _epd_openings(path: Path, text: str) -> tuple[Opening, ...]:
             board = parse_lenient(line).board()
         except RecordError as exc:
             raise ConfigError("openings", f"{path}:{number}: {exc}") from None
-        problems = position_problems(board)
-        if problems:
-            raise ConfigError(
-                "openings", f"{path}:{number}: not a legal position: {', '.join(problems)}"
-            )
+        problem = _unplayable(board)
+        if problem:
+            raise ConfigError("openings", f"{path}:{number}: {problem}")
         openings.append(Opening(fen=board.fen()))
     return tuple(openings)
 
@@ -83,5 +117,16 @@ def _pgn_openings(path: Path, text: str) -> tuple[Opening, ...]:
         for move in game.mainline_moves():
             moves.append(board.san(move))
             board.push(move)
+        problem = _unplayable(board)
+        if problem:
+            raise ConfigError(
+                "openings", f"{path}: game {len(openings) + 1} (line {_line_of(text, stream)}): "
+                f"after its moves, {problem}"
+            )
         openings.append(Opening(fen=game.board().fen(), moves=tuple(moves)))
     return tuple(openings)
+
+
+def _line_of(text: str, stream: io.StringIO) -> int:
+    """The line the reader had reached: the end of the game just read."""
+    return text.count("\n", 0, stream.tell()) or 1

@@ -8,46 +8,67 @@ closes everything, whatever happens.
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
 import socket
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from pathlib import Path
 from typing import TextIO
 
 from serialref.clock import TimeControl
 from serialref.config import MatchConfig, PortConfig, require_port_paths
 from serialref.daemon import PortPlan, RefereeDaemon
-from serialref.events import GameEnded, GameStarted, MatchEvent, MatchListener, MovePlayed
-from serialref.match import MatchSettings, Opening
+from serialref.errors import RecorderError
+from serialref.events import (
+    GameEnded,
+    GameStarted,
+    MatchEvent,
+    MatchListener,
+    MovePlayed,
+    PgnAppended,
+)
 from serialref.notify import SystemdNotifier
 from serialref.observers.console import ConsoleObserver
-from serialref.openings import load_openings, opening_from_fen
+from serialref.openings import Opening, load_openings, opening_from_fen
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
-from serialref.resume import find_unfinished_match
+from serialref.records import tag_value
+from serialref.resume import MatchInJournal, find_unfinished_match
+from serialref.settings import MatchSettings
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["match_settings", "port_plans", "run_referee"]
+__all__ = ["match_settings", "port_plans", "run_referee", "set_journal_aside"]
 
 _TYPICAL_REPLY = 160  # bytes: a reply record with a move and some analysis
 
 
 def match_settings(config: MatchConfig) -> MatchSettings:
-    """The referee's view of a configuration (openings read, time control parsed)."""
+    """The referee's view of a configuration (openings read, time control parsed).
+
+    Operator text (names, event, site) reaches players, terminals and the PGN: it is
+    made a safe EPD string here, exactly as a player's sign-on name is.
+    """
     if config.openings is not None:
         openings = load_openings(config.openings)
+        source = str(config.openings)
     elif config.fen is not None:
         openings = (opening_from_fen(config.fen),)
+        source = config.fen
     else:
         openings = (Opening(),)
+        source = "the standard starting position"
+    names = tuple(None if name is None else tag_value(name) for name in
+                  (config.port_a.name, config.port_b.name))  # fmt: skip
     return MatchSettings(
         games=config.games,
         time_control=TimeControl.parse(config.tc),
         openings=openings,
-        event=config.event,
-        site=config.site or socket.gethostname(),
-        names=(config.port_a.name, config.port_b.name),
+        openings_source=source,
+        event=tag_value(config.event),
+        site=tag_value(config.site or socket.gethostname()),
+        names=(names[0], names[1]),
         reset_delay=config.reset_delay,
         conclude_delay=config.conclude_delay,
         on_infraction=config.on_infraction,
@@ -76,6 +97,23 @@ def port_plans(config: MatchConfig) -> tuple[PortPlan, PortPlan]:
     )
 
 
+def set_journal_aside(journal: Path) -> Path | None:
+    """``--new-match``: keep an old journal as ``NAME.1`` (``.2``, ...); where it went."""
+    if not journal.is_file() or not journal.stat().st_size:
+        return None
+    aside = next(
+        candidate
+        for number in itertools.count(1)
+        if not (candidate := journal.with_name(f"{journal.name}.{number}")).exists()
+    )
+    try:
+        journal.rename(aside)
+    except OSError as exc:
+        raise RecorderError(f"cannot move {journal} aside to {aside}: {exc.strerror}") from exc
+    LOGGER.warning("starting a new match: the old journal is now %s", aside)
+    return aside
+
+
 class SystemdStatusObserver:
     """Keeps systemd's ``STATUS=`` on the game and move in progress."""
 
@@ -102,42 +140,53 @@ def run_referee(
     console: TextIO | None = None,
     extra_listeners: Sequence[MatchListener] = (),
     on_ready: Callable[[], None] | None = None,
+    new_match: bool = False,
 ) -> bool:
     """Play the configured match; True when complete, False when stopped.
 
     ``on_ready`` runs once both ports are open: players started before that
-    would lose their first sign-on, which opening a port discards.
+    would lose their first sign-on, which opening a port discards. The extra
+    listeners are observers: they see every event and can never stop the match.
+    ``new_match`` sets an existing journal aside instead of resuming it.
     """
     settings = match_settings(config)
     plans = port_plans(config)
-    resumed = None
+    resumed: MatchInJournal | None = None
     if config.journal is not None:
-        resumed = find_unfinished_match(config.journal, settings.time_control.text)
+        if new_match:
+            set_journal_aside(config.journal)
+        resumed = find_unfinished_match(config.journal, settings)
         if resumed is None and config.journal.is_file() and config.journal.stat().st_size:
             LOGGER.warning("%s holds no unfinished match: starting a new match", config.journal)
     notifier = SystemdNotifier()
     with ExitStack() as stack:
-        listeners: list[MatchListener] = []
+        recorders: list[MatchListener] = []
+        journal: JournalRecorder | None = None
         if config.journal is not None:
-            listeners.append(JournalRecorder(config.journal))
+            journal = JournalRecorder(config.journal)
+            stack.callback(journal.close)
+            recorders.append(journal)
         if config.pgn is not None:
-            listeners.append(
-                PgnRecorder(
-                    config.pgn,
-                    unfinished=resumed.unfinished if resumed else None,
-                    last_finished=resumed.last_finished if resumed else None,
-                )
+            pgn = PgnRecorder(
+                config.pgn,
+                backlog=resumed.pgn_backlog if resumed else (),
+                unfinished=resumed.unfinished if resumed else None,
+                on_appended=_marker(journal),
             )
+            stack.callback(pgn.close)
+            recorders.append(pgn)
+        observers: list[MatchListener] = []
         if console is not None:
-            listeners.append(ConsoleObserver(console))
-        listeners.extend(extra_listeners)
-        listeners.append(SystemdStatusObserver(notifier))
-        for listener in listeners:
-            stack.callback(listener.close)
+            observers.append(ConsoleObserver(console))
+        observers.extend(extra_listeners)
+        observers.append(SystemdStatusObserver(notifier))
+        for observer in observers:
+            stack.callback(observer.close)
         daemon = RefereeDaemon(
             settings,
             plans,
-            listeners,
+            recorders,
+            observers,
             on_ready=_both(notifier.ready, on_ready),
             on_idle=notifier.watchdog,
             idle_interval=notifier.watchdog_interval(),
@@ -150,6 +199,13 @@ def run_referee(
         complete = daemon.run()
         notifier.stopping()
     return complete
+
+
+def _marker(journal: JournalRecorder | None) -> Callable[[int], None] | None:
+    """How the PGN recorder tells the journal a game is in the file."""
+    if journal is None:
+        return None
+    return lambda game: journal.handle(PgnAppended(game=game))
 
 
 def _both(first: Callable[[], None], second: Callable[[], None] | None) -> Callable[[], None]:

@@ -47,12 +47,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import TextIO
 
-from serialref.clock import TimeControl
 from serialref.config import MatchConfig
 from serialref.errors import ConfigError, PortOpenError, ProtocolError, escape
 from serialref.events import MatchEvent
 from serialref.recorders.journal import recorder_error
-from serialref.referee import run_referee
+from serialref.referee import match_settings, run_referee
 from serialref.resume import find_unfinished_match
 
 __all__ = [
@@ -625,11 +624,11 @@ def stand_by(config: MatchConfig, mirror: JournalMirror, *, console: TextIO | No
     result, or False when :meth:`JournalMirror.stop` was called.
     """
     resumable = dataclasses.replace(config, journal=mirror.journal)
-    time_control = TimeControl.parse(config.tc).text
+    settings = match_settings(config)
     while True:
         if not mirror.wait_for_silence():
             return False
-        if find_unfinished_match(mirror.journal, time_control) is None:
+        if find_unfinished_match(mirror.journal, settings) is None:
             LOGGER.warning("the primary's match in %s is complete; standing by for the next one",
                            mirror.journal)  # fmt: skip
             continue

@@ -2,41 +2,65 @@
 
 A journal may hold several matches one after another; the one that counts is
 the last that was started afresh (its ``MatchStarted`` is not ``resumed``). It
-is continued unless it ended complete: a referee stopped by SIGTERM (a reboot,
-``systemctl restart``) resumes too.
+is continued unless it ended complete. A referee stopped in order (SIGTERM,
+SIGINT, SIGHUP: ``MatchEnded`` not complete) resumes too, but waits for both
+players with the clocks stopped; after a crash (no ``MatchEnded`` since the last
+start) the players the journal shows signed on are restored at once
+(PROTOCOL.md 6 and 7).
+
+The match's identity (games, time control, openings, event, names, colours) is
+in its ``MatchStarted``: a restart with other settings is refused with the
+setting named, so a journal is never continued as a different match.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from serialref.clock import TimeControl
 from serialref.errors import ConfigError
 from serialref.events import (
     MatchEnded,
     MatchEvent,
     MatchStarted,
+    MovePlayed,
+    PgnAppended,
     PlayerSignedOff,
     PlayerSignedOn,
 )
-from serialref.match import PORTS, ResumePoint
+from serialref.match import ResumePoint
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
+from serialref.settings import PORTS, MatchSettings
 
 __all__ = ["MatchInJournal", "find_unfinished_match"]
+
+# Identity key -> the option a user changes to match it.
+_OPTION_OF = {
+    "games": "games",
+    "time_control": "tc",
+    "openings": "openings",
+    "event": "event",
+    "names": "name_a/name_b",
+    "white_in_game_1": "ports",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class MatchInJournal:
-    """An unfinished match: where to resume, and its games the PGN recorder needs."""
+    """An unfinished match: where to resume, and what the PGN recorder still needs."""
 
     point: ResumePoint
     unfinished: JournalGame | None
-    last_finished: JournalGame | None
+    pgn_backlog: tuple[JournalGame, ...]
 
 
-def find_unfinished_match(path: Path, time_control: str) -> MatchInJournal | None:
-    """The unfinished match in the journal at ``path``, or None to start a new one."""
+def find_unfinished_match(path: Path, settings: MatchSettings) -> MatchInJournal | None:
+    """The unfinished match in the journal at ``path``, or None to start a new one.
+
+    A :class:`ConfigError` when the match there is not the one ``settings`` describe.
+    """
     if not path.is_file():
         return None
     events = read_journal(path)
@@ -44,23 +68,32 @@ def find_unfinished_match(path: Path, time_control: str) -> MatchInJournal | Non
     if found is None:
         return None
     started, match_events = found
-    if started.time_control != time_control:
-        raise ConfigError(
-            "tc",
-            f"the unfinished match in {path} plays {started.time_control!r}, not "
-            f"{time_control!r}: give --tc {started.time_control} to resume it, or another journal",
-        )
+    _check_identity(path, started, settings)
     games = games_from_journal(match_events)
     finished = [game for game in games if game.ended is not None]
     unfinished = next((game for game in games if game.ended is None), None)
     names: dict[str, str | None] = dict.fromkeys(PORTS)
     present = dict.fromkeys(PORTS, False)
+    back_since_stop: set[str] = set()
+    appended: set[int] = set()
+    stop: MatchEnded | None = None
+    moved_since_stop = False
     for event in match_events:
         if isinstance(event, PlayerSignedOn):
             names[event.port] = event.name
             present[event.port] = True
+            back_since_stop.add(event.port)
         elif isinstance(event, PlayerSignedOff):
             present[event.port] = False
+        elif isinstance(event, PgnAppended):
+            appended.add(event.game)
+        elif isinstance(event, MovePlayed):
+            moved_since_stop = True
+        elif isinstance(event, MatchEnded):
+            # An orderly stop: every player was told disconnect.
+            present = dict.fromkeys(PORTS, False)
+            back_since_stop.clear()
+            stop, moved_since_stop = event, False
     point = ResumePoint(
         games_done=len(finished),
         results=tuple(
@@ -72,11 +105,14 @@ def find_unfinished_match(path: Path, time_control: str) -> MatchInJournal | Non
         signed_on=(present["a"], present["b"]),
         game=unfinished.started if unfinished else None,
         moves=tuple(unfinished.moves) if unfinished else (),
+        # Until both players were back after the stop, no clock has run since.
+        orderly=stop is not None and back_since_stop != set(PORTS),
+        clocks=stop.clocks if stop is not None and not moved_since_stop else None,
     )
     return MatchInJournal(
         point=point,
         unfinished=unfinished,
-        last_finished=finished[-1] if finished else None,
+        pgn_backlog=tuple(game for game in finished if game.started.game not in appended),
     )
 
 
@@ -95,3 +131,31 @@ def _unfinished(events: Sequence[MatchEvent]) -> tuple[MatchStarted, list[MatchE
     started = match_events[0]
     assert isinstance(started, MatchStarted)
     return started, match_events
+
+
+def _check_identity(path: Path, started: MatchStarted, settings: MatchSettings) -> None:
+    """Refuse to continue the journal's match with settings that make another match."""
+    recorded: Mapping[str, object] = started.identity or {
+        "games": started.games,
+        "time_control": started.time_control,
+    }
+    wanted = settings.identity()
+    for key, theirs in recorded.items():
+        ours = wanted.get(key)
+        if key == "time_control" and isinstance(theirs, str) and isinstance(ours, str):
+            same = TimeControl.parse(theirs) == TimeControl.parse(ours)
+        else:
+            same = theirs == ours
+        if not same:
+            raise ConfigError(
+                _OPTION_OF.get(key, key),
+                f"{path} holds an unfinished match with {key.replace('_', ' ')} "
+                f"{_shown(theirs)}, not {_shown(ours)}: give the same setting to resume it, "
+                "or --new-match to keep that journal aside and start a new match",
+            )
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, list):
+        return " and ".join(repr(item) for item in value)
+    return repr(value)

@@ -4,6 +4,13 @@ It knows whether a player is signed on, whether it is being reset, waiting, or
 to move, and so whether a record from it is in turn. The match drives it; it
 sends nothing itself. Rows of the table are numbered after the EPD
 specification section they implement.
+
+A ``reply`` answers one particular ``respond`` (PROTOCOL.md 7). The seat keeps the
+position the outstanding ``respond`` asks about and the positions of the earlier
+ones (this game's and the previous game's), so that a reply that crossed a
+``conclude``, a ``reset`` or a restore on the wire, or that repeats an answer
+already taken, is recognised as stale and ignored instead of being judged as a
+move in the wrong position.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from transitions import Machine
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["PortSession", "SessionState"]
+__all__ = ["IgnoredLines", "PortSession", "SessionState"]
 
 
 class SessionState(enum.Enum):
@@ -53,6 +60,20 @@ TRANSITIONS: list[dict[str, Any]] = [
 ]
 
 
+def reply_keys(fen: str) -> tuple[str, ...]:
+    """The four position fields a correct reply to a ``respond`` may carry.
+
+    The referee writes an en passant square after every double push; players built
+    on python-chess write ``-`` when no capture is possible (PROTOCOL.md 2), so both
+    spellings name the position.
+    """
+    fields = fen.split(" ", 4)[:4]
+    key = " ".join(fields)
+    if fields[3] == "-":
+        return (key,)
+    return key, " ".join((*fields[:3], "-"))
+
+
 class PortSession:
     """The referee's view of the player on one port."""
 
@@ -63,6 +84,10 @@ class PortSession:
         self.name = name
         self.reset_at: float | None = None
         self.reset_for_game = 0
+        self._outstanding: tuple[str, ...] = ()
+        self._answered: set[str] = set()
+        self._answered_before: set[str] = set()
+        self._game = 0
         self._machine = Machine(
             model=self,
             states=SessionState,
@@ -88,3 +113,86 @@ class PortSession:
     @property
     def to_move(self) -> bool:
         return self.state is SessionState.TO_MOVE
+
+    # --------------------------------------------------------- what it was told
+
+    def note_reset(self, game: int, at: float | None) -> None:
+        """A ``reset`` for ``game`` went out; earlier games' replies are stale from now on."""
+        if game != self._game:
+            self._answered_before, self._answered = self._answered, set()
+            self._game = game
+        self._retire()
+        self.fire("reset_sent")
+        self.reset_for_game = game
+        if at is not None:
+            self.reset_at = at
+
+    def note_respond(self, expected_fen: str) -> None:
+        """A ``respond`` went out; a reply to it must name ``expected_fen``'s position."""
+        self._retire()
+        self.fire("respond_sent")
+        self._outstanding = reply_keys(expected_fen)
+
+    def note_reply(self) -> None:
+        """The outstanding ``respond`` was answered; a repeat of the answer is stale."""
+        self._retire()
+        self.fire("reply_taken")
+
+    def note_conclude(self) -> None:
+        self._retire()
+        self.fire("conclude_sent")
+
+    def note_left(self) -> None:
+        self._retire()
+        self.fire("left")
+
+    def note_disconnect(self) -> None:
+        self._retire()
+        self.fire("disconnect_sent")
+
+    def is_stale(self, position: str) -> bool:
+        """Whether ``position`` (four fields) is that of a ``respond`` no longer outstanding."""
+        return position in self._answered or position in self._answered_before
+
+    def _retire(self) -> None:
+        if self._outstanding:
+            self._answered.update(self._outstanding)
+            self._outstanding = ()
+
+
+class IgnoredLines:
+    """How many ignored lines from one port are recorded: ``burst`` per ``window``, then a count.
+
+    Line noise and a hostile player can send thousands of lines a second; each one
+    recorded costs journal space and a log line (PROTOCOL.md 7: bounded space).
+    """
+
+    def __init__(self, burst: int = 5, window: float = 1.0) -> None:
+        self._burst = burst
+        self._window = window
+        self._window_start = -float("inf")
+        self._recorded = 0
+        self._suppressed = 0
+
+    def admit(self, at: float) -> tuple[bool, int]:
+        """Whether to record a line ignored at ``at``, and how many were left out before it."""
+        left_out = self.window_over(at)
+        if self._recorded < self._burst:
+            self._recorded += 1
+            return True, left_out
+        self._suppressed += 1
+        return False, left_out
+
+    def window_over(self, at: float) -> int:
+        """Start a new window if the current one is over; the lines it left out (once)."""
+        if at - self._window_start < self._window:
+            return 0
+        left_out, self._suppressed = self._suppressed, 0
+        self._window_start = at
+        self._recorded = 0
+        return left_out
+
+    def flush(self) -> int:
+        """The lines left out so far, reported once (at a game's or the match's end)."""
+        left_out, self._suppressed = self._suppressed, 0
+        return left_out

@@ -209,6 +209,26 @@ class SerialTransport:
                 )
             return data
 
+    def write_nowait(self, data: bytes) -> int:
+        """Hand the port what it takes now, without waiting; returns how many bytes it took.
+
+        For ports read with :meth:`read_nowait` (their descriptor is non-blocking): a
+        port whose output buffer is full (a player that does not read, flow control
+        holding the line) takes nothing, and the caller keeps the rest for later.
+        """
+        fd = self.fileno()
+        if fd is None:
+            raise SerialrefError(
+                f"{self.url!r}: write_nowait() needs a port written straight to its descriptor"
+                " and still open; write this one with write()"
+            )
+        try:
+            return os.write(fd, data)
+        except BlockingIOError:
+            return 0
+        except OSError as exc:
+            raise LineLostError(f"{self.url!r}: line lost while writing: {exc}") from exc
+
     def write(self, data: bytes) -> float:
         """Write all of ``data`` and wait until it has left; returns ``time.monotonic()`` then.
 

@@ -174,10 +174,12 @@ def test_require_port_paths_names_the_missing_port() -> None:
         ('replicate = "::1:7600"\n', "replicate: expected HOST:PORT"),
         ('tc = "5 minutes"\n', "tc: '5 minutes'"),
         ("tc = 300\n", "tc: expected a string, got 300"),
-        ('fen = "not a fen"\n', "fen: 'not a fen' is not a FEN"),
+        ('fen = "not a fen"\n', "fen: not a FEN: expected 'w' or 'b' for turn part of fen:"),
         ('fen = "4k2R/8/8/8/8/8/8/4K3 w - - 0 1"\n',
-         "fen: '4k2R/8/8/8/8/8/8/4K3 w - - 0 1' is not a legal position to play from: "
-         "opposite check"),
+         "fen: '4k2R/8/8/8/8/8/8/4K3 w - - 0 1': not a legal position: "
+         "opponent king in check"),
+        ('fen = "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"\n',
+         "fen: '7k/5Q2/6K1/8/8/8/8/8 b - - 0 1': the game is already over there (stalemate)"),
         ('openings = "missing.epd"\n', "openings: 'missing.epd' is not a file"),
         ("gamez = 3\n", "gamez: unknown key; did you mean 'games'?"),
         ("zzz = 3\n", "zzz: unknown key; expected one of games, tc,"),

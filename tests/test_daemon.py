@@ -20,7 +20,7 @@ from serialref.daemon import PortPlan, RefereeDaemon, StopRequested
 from serialref.epd import format_record
 from serialref.events import MatchEvent, PlayerSignedOff
 from serialref.link import LinkEvent, MalformedLineReceived
-from serialref.match import MatchSettings
+from serialref.settings import MatchSettings
 from serialref.testing import Peer, null_modem
 
 RUN_TIMEOUT = 5.0
@@ -60,7 +60,7 @@ def make_daemon(
     settings = MatchSettings(
         time_control=TimeControl.parse("60+1"), reset_delay=0.05, conclude_delay=0.05
     )
-    return RefereeDaemon(settings, plans, [watcher] if watcher else [], on_ready=on_ready)
+    return RefereeDaemon(settings, plans, observers=[watcher] if watcher else [], on_ready=on_ready)
 
 
 class BackgroundRun:

@@ -22,13 +22,16 @@ from serialref.events import (
     GameStarted,
     Infraction,
     LineReceived,
+    LinesIgnored,
     MatchEnded,
     MatchEvent,
     MatchStarted,
     MovePlayed,
+    PgnAppended,
     PlayerSignedOff,
     PlayerSignedOn,
     RecordSent,
+    RefereeStalled,
 )
 from serialref.recorders.journal import (
     JournalGame,
@@ -63,9 +66,11 @@ def ended(game: int) -> GameEnded:
 
 EVERY_EVENT: list[MatchEvent] = [
     MatchStarted(games=2, time_control="40/7200:3600", ports=("/dev/ttyS0", "socket://h:1"),
-                 settings={"reset_delay": 5.0, "policy": "lose", "names": ["a", "b"]}),
+                 settings={"reset_delay": 5.0, "policy": "lose", "names": ["a", "b"]},
+                 identity={"games": 2, "names": ["Crafty", None]}),
     PlayerSignedOn(port="/dev/ttyS0", name="Crafty 23.4"),
     RecordSent(port="/dev/ttyS0", text="refcom reset;", wall=1.7e9, left_at=12.25),
+    RecordSent(port="/dev/ttyS0", text="refcom respond;", wall=1.7e9, left_at=12.5, queued=True),
     LineReceived(port="/dev/ttyS0", text="refreq \\x1b[2J", wall=1.7e9 + 1, at=13.5,
                  malformed=True, note="not EPD"),
     started(1),
@@ -78,7 +83,12 @@ EVERY_EVENT: list[MatchEvent] = [
     Infraction(port="/dev/ttyS1", reason="reply out of turn", text="refreq reply;"),
     ended(1),
     PlayerSignedOff(port="/dev/ttyS1", reason="line lost"),
-    MatchEnded(complete=False, score=(1.0, 0.0), reason="SIGTERM"),
+    LinesIgnored(port="/dev/ttyS1", count=4211),
+    RefereeStalled(seconds=10.25),
+    PgnAppended(game=1),
+    MatchEnded(complete=False, score=(1.0, 0.0), reason="SIGTERM",
+               clocks={"control": "300", "consumed": [1.5, 0.0], "moves_made": [1, 0],
+                       "move": {"side": "black", "elapsed": 0.75}}),
 ]
 
 
@@ -285,8 +295,9 @@ def test_fsync_after_every_event_a_restore_needs(
         synced_after[type(event).__name__] = len(synced) - before
     assert synced_after == {
         "MatchStarted": 1, "PlayerSignedOn": 1, "PlayerSignedOff": 1, "GameStarted": 1,
-        "MovePlayed": 1, "GameEnded": 1, "MatchEnded": 1,
-        "RecordSent": 0, "LineReceived": 0, "Infraction": 0,
+        "MovePlayed": 1, "GameEnded": 1, "MatchEnded": 1, "PgnAppended": 1,
+        "RecordSent": 0, "LineReceived": 0, "Infraction": 0, "LinesIgnored": 0,
+        "RefereeStalled": 0,
     }
     assert set(synced) == {str(journal_path)}
 

@@ -17,12 +17,15 @@ from serialref.events import (
     GameEnded,
     GameStarted,
     Infraction,
+    LineReceived,
     MatchEnded,
     MatchEvent,
     MovePlayed,
 )
-from serialref.match import MatchReferee, MatchSettings, MatchState, Opening, ResumePoint
+from serialref.match import MatchReferee, MatchState, ResumePoint
+from serialref.openings import Opening
 from serialref.session import SessionState
+from serialref.settings import MatchSettings
 
 START = chess.STARTING_FEN
 WALL = 1_795_000_000.0  # 2026-11-18, a fixed wall clock for the Date tag
@@ -44,7 +47,7 @@ class FakeWire:
         self.sent: list[tuple[str, str]] = []
         self.line_delay = 0.0
 
-    def send(self, port: str, text: str) -> float:
+    def send(self, port: str, text: str, *, notify: bool = False) -> float:
         self.sent.append((port, text))
         return self.clock.now
 
@@ -167,7 +170,7 @@ def test_inform_and_first_respond_wait_for_the_reset_delay(match: Harness) -> No
         "fmvn 1; hmvc 0; refcom respond;",
     ]
     assert match.lines("b")[1:] == [inform]
-    assert match.referee.state is MatchState.PLAYING
+    assert match.referee.state is MatchState.IN_GAME
 
 
 def test_respond_carries_the_position_before_the_move_and_the_move(match: Harness) -> None:
@@ -477,10 +480,14 @@ def test_replies_out_of_turn_and_garbage_are_ignored_and_the_clock_runs(match: H
     match.referee.on_malformed("a", "byte 0x1b at column 1 is not printable", "\\x1b[2J", 0.0)
     assert not match.events.of(GameEnded)
     assert not match.events.of(MovePlayed)
-    assert len(match.events.of(Infraction)) == 2  # the reply and the garbage; noise is counted
+    notes = [event.note for event in match.events.of(LineReceived) if event.note]
+    assert notes[0] == "ignored: reply out of turn"
+    assert notes[1].startswith("ignored: not a player request: column 1")
+    assert notes[2] == "byte 0x1b at column 1 is not printable"  # noise is counted too
+    assert not match.events.of(Infraction)
     match.clock.now += 3.0
-    assert match.referee.chess_clock is not None
-    assert match.referee.chess_clock.consumed(chess.WHITE, match.clock.now) == pytest.approx(3.0)
+    assert match.referee.game is not None
+    assert match.referee.game.clock.consumed(chess.WHITE, match.clock.now) == pytest.approx(3.0)
 
 
 def test_sign_off_in_a_game_loses_it(match: Harness) -> None:

@@ -406,20 +406,41 @@ def test_events_of_a_game_not_in_progress_are_left_out(
     assert (game.headers["PlyCount"], game.errors) == ("0", [])
 
 
-def test_a_game_cut_short_by_a_crash_does_not_damage_the_next(
+def test_a_game_cut_short_by_a_crash_is_cut_away_before_the_next(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "match.pgn"
-    path.write_text('[Event "cut"]\n[White "x"]\n\n1. e4 e5 2. Nf')
-    recorder = PgnRecorder(path)
+    whole = '[Event "whole"]\n[White "x"]\n\n1. e4 e5 1-0\n\n'
+    cut = '[Event "cut"]\n[White "x"]\n[Result "1-0"]\n\n1. e4 e5 2. Nf'
+    path.write_text(whole + cut)
     with caplog.at_level(logging.WARNING):
-        feed(recorder, start(2), *play(["d2d4"], game=2), end(2))
+        recorder = PgnRecorder(path)
+    assert f"cut off {len(cut)} bytes of a game left incomplete by a crash" in caplog.text
+    assert path.read_text() == whole
+    feed(recorder, start(2), *play(["d2d4"], game=2), end(2))
     recorder.close()
-    assert "ends inside a game" in caplog.text
-    cut, written = read_all(path)
-    assert cut.headers["Event"] == "cut"
+    kept, written = read_all(path)
+    assert kept.headers["Event"] == "whole"
     assert (written.headers["Event"], written.errors) == ("Serial Cup", [])
     assert [node.san() for node in written.mainline()] == ["d4"]
+
+
+def test_a_file_cut_inside_its_only_game_is_emptied(tmp_path: Path) -> None:
+    path = tmp_path / "match.pgn"
+    path.write_text('[Event "cut"]\n[Whi')
+    PgnRecorder(path).close()
+    assert path.read_text() == ""
+
+
+def test_a_foreign_file_ending_without_a_blank_line_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "match.pgn"
+    foreign = '[Event "theirs"]\n\n1. e4 *\n'
+    path.write_text(foreign)
+    recorder = PgnRecorder(path)
+    feed(recorder, start(1), end(1))
+    recorder.close()
+    assert path.read_text().startswith(foreign + "\n[Event")
+    assert [game.headers["Event"] for game in read_all(path)] == ["theirs", "Serial Cup"]
 
 
 def test_an_illegal_move_is_a_recorder_error(tmp_path: Path) -> None:
@@ -440,52 +461,64 @@ def test_a_missing_directory_is_an_error_at_once(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
-def test_a_full_disk_is_a_recorder_error_naming_the_file() -> None:
+def test_a_full_disk_keeps_the_game_waiting_and_the_match_going(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     recorder = PgnRecorder(Path("/dev/full"))
     recorder.handle(start(1))
-    with pytest.raises(RecorderError) as info:
+    with caplog.at_level(logging.ERROR):
         recorder.handle(end(1))
-    assert str(info.value) == "cannot write /dev/full: No space left on device"
-    recorder.close()
+        recorder.close()
+    assert (
+        "cannot write /dev/full: No space left on device; game 1 stays in the journal"
+        in caplog.text
+    )
+    assert "1 finished game(s) could not be written to /dev/full" in caplog.text
 
 
-def test_a_failing_fsync_costs_that_game_only(
+def test_a_game_that_could_not_be_written_is_written_with_the_next_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "match.pgn"
-    real_fsync = os.fsync
-    failures = [OSError(errno.EIO, os.strerror(errno.EIO))]
+    real_write = os.write
+    failures = [OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))]
 
-    def flaky_fsync(fd: int) -> None:
-        if failures:
+    def full_after_ten_bytes(fd: int, data: bytes) -> int:
+        if failures and len(data) > 10:
+            real_write(fd, bytes(data[:10]))  # a write that fails half-way
             raise failures.pop()
-        real_fsync(fd)
+        return real_write(fd, data)
 
-    monkeypatch.setattr(os, "fsync", flaky_fsync)
-    recorder = PgnRecorder(path)
+    appended: list[int] = []
+    monkeypatch.setattr(os, "write", full_after_ten_bytes)
+    recorder = PgnRecorder(path, on_appended=appended.append)
     recorder.handle(start(1))
-    with pytest.raises(RecorderError, match=rf"cannot write {path}: Input/output error"):
-        recorder.handle(end(1))
+    recorder.handle(end(1))
+    assert path.read_text() == ""  # the half-written game was cut off again
+    assert appended == []
     recorder.handle(start(2, tags={**TAGS, "Round": "2"}))
     recorder.handle(end(2))
     recorder.close()
     assert [game.headers["Round"] for game in read_all(path)] == ["1", "2"]
+    assert appended == [1, 2]
 
 
-def test_a_resumed_recorder_appends_the_last_finished_game_if_a_crash_kept_it_out(
-    tmp_path: Path,
-) -> None:
+def test_a_restart_writes_the_journals_backlog_once(tmp_path: Path) -> None:
     path = tmp_path / "games.pgn"
     first = JournalGame(
         start(1, tags={**TAGS, "Round": "1"}), play(["e2e4", "e7e5"], game=1), end(1, "1/2-1/2")
     )
     second = JournalGame(start(2, tags={**TAGS, "Round": "2"}), play(["d2d4"], game=2), end(2))
-    recorder = PgnRecorder(path)
+    appended: list[int] = []
+    recorder = PgnRecorder(path, on_appended=appended.append)
     feed(recorder, first.started, *first.moves, first.ended)  # type: ignore[arg-type]
     recorder.close()
+    assert appended == [1]
     # The referee died after journaling game 2's end, before the PGN append.
-    PgnRecorder(path, last_finished=second).close()
+    PgnRecorder(path, backlog=[second], on_appended=appended.append).close()
     assert [game.headers["Round"] for game in read_all(path)] == ["1", "2"]
-    # Restarting again finds it there and does not write it twice.
-    PgnRecorder(path, last_finished=second).close()
+    assert appended == [1, 2]
+    # It died after the append but before the journal heard of it: found, not written twice.
+    PgnRecorder(path, backlog=[second], on_appended=appended.append).close()
     assert [game.headers["Round"] for game in read_all(path)] == ["1", "2"]
+    assert appended == [1, 2, 2]

@@ -3,7 +3,8 @@
 The journal is the source of truth for resuming a match after a crash, so it is
 written before anything else can be lost: one line per event, flushed at once,
 and ``fsync``-ed after every event a restore depends on (a player signing on or
-off, a game starting or ending, each move, the match starting or ending).
+off, a game starting or ending, each move, the match starting or ending, a game
+reaching the PGN file).
 The chatter of the line (records sent and received, infractions) is flushed but
 not synced: losing its last lines in a power cut costs no game state.
 
@@ -43,6 +44,7 @@ from serialref.events import (
     MatchEvent,
     MatchStarted,
     MovePlayed,
+    PgnAppended,
     PlayerSignedOff,
     PlayerSignedOn,
 )
@@ -66,6 +68,7 @@ _SYNCED_EVENTS = (
     MovePlayed,
     GameEnded,
     MatchEnded,
+    PgnAppended,
 )
 
 

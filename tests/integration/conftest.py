@@ -16,9 +16,9 @@ from serialref.clock import TimeControl
 from serialref.daemon import PortPlan, RefereeDaemon
 from serialref.epd import format_record
 from serialref.events import MatchEvent, MovePlayed
-from serialref.match import MatchSettings
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
+from serialref.settings import MatchSettings
 from serialref.testing import Peer, null_modem
 
 
@@ -56,7 +56,8 @@ class RunningReferee:
         self.daemon = RefereeDaemon(
             MatchSettings(**values),  # type: ignore[arg-type]
             [PortPlan("a", path_a), PortPlan("b", path_b)],
-            [*self.recorders, MoveWatcher(self.moves)],
+            self.recorders,
+            [MoveWatcher(self.moves)],
             on_ready=self._ready.set,
         )
         self.result: bool | None = None

@@ -20,7 +20,7 @@ from serialref import records
 from serialref.clock import TimeControl
 from serialref.epd import Operation, format_record
 from serialref.events import GameEnded
-from serialref.match import Opening
+from serialref.openings import Opening
 from serialref.recorders.journal import read_journal
 from serialref.testing import Peer
 

@@ -1,0 +1,563 @@
+"""One game of a match, from its ``reset`` to its result (EPD spec section 8, PROTOCOL.md 3-7).
+
+A :class:`GameReferee` is made by the match when both players are signed on and
+reset, or from the journal when a restarted referee continues a game. Its states
+are a ``transitions`` table: the reset delay (RESETTING), the respond/reply cycle
+(PLAYING), the clocks stopped until every player is back (SUSPENDED: the fault
+policy of PROTOCOL.md 4, or a restart after an orderly stop, PROTOCOL.md 7) and the
+result (ENDED). A game that loses a player while RESETTING never began: the match
+drops it and starts the same game, with the same number and colours, when the player
+is back.
+
+A move's clock starts when the ``respond`` that asks for it can have reached the
+player: the wire says when, or that the port could not take it yet, and then
+:meth:`GameReferee.record_left` says it later. A later ``respond`` for the same move
+(a restore) does not start it again: the player's clock kept running while it was
+away. Every reply is charged up to the moment its first byte left the player: its
+own line time is subtracted (PROTOCOL.md 5).
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import chess
+from transitions import Machine
+
+from serialref import records
+from serialref.adjudication import (
+    RefereeGame,
+    ReplyKind,
+    Ruling,
+    Termination,
+    Verdict,
+    judge_reply,
+    positions_match,
+    wrong_position,
+)
+from serialref.clock import ChessClock
+from serialref.epd import EpdRecord
+from serialref.events import (
+    GameEnded,
+    GameStarted,
+    Infraction,
+    MatchEvent,
+    MovePlayed,
+    PlayerSignedOff,
+)
+from serialref.session import PortSession
+from serialref.settings import PORTS, MatchSettings, other_port
+
+__all__ = ["GameHost", "GameReferee", "GameState", "ResumedGame"]
+
+LOGGER = logging.getLogger(__name__)
+
+
+class GameHost(Protocol):
+    """What a game needs from its match: the seats, the wire, the record and the time."""
+
+    @property
+    def settings(self) -> MatchSettings: ...
+
+    @property
+    def sessions(self) -> Mapping[str, PortSession]: ...
+
+    def send(self, port: str, record: EpdRecord, *, notify: bool = False) -> float | None:
+        """Send a record; when it can have reached the player, None while it waits."""
+        ...
+
+    def transmission_time(self, port: str, nbytes: int) -> float:
+        """The line time of ``nbytes`` on that port, where ``line_delay`` applies."""
+        ...
+
+    def publish(self, event: MatchEvent) -> None: ...
+
+    def received(self, port: str, text: str, at: float) -> None:
+        """Record a line the game acts on, before what it causes."""
+        ...
+
+    def ignored(self, port: str, text: str, at: float, reason: str) -> None:
+        """Record (within limits) a line the game does not act on."""
+        ...
+
+    def now(self) -> float: ...
+
+    def wall_time(self) -> float: ...
+
+    def game_over(self, game: GameReferee, verdict: Verdict) -> None:
+        """The game has a result; inform and conclude went out."""
+        ...
+
+
+class GameState(enum.Enum):
+    """Where one game stands."""
+
+    RESETTING = "resetting"  # reset sent to both players; the reset delay runs (8.1.6)
+    PLAYING = "playing"  # the respond/reply cycle (8, steps 8-12)
+    SUSPENDED = "suspended"  # no clock runs until every player is back
+    ENDED = "ended"  # the result is known; inform and conclude went out (8, step 13)
+
+
+_G = GameState
+
+TRANSITIONS: list[dict[str, Any]] = [
+    # 8.1.5, 8 step 8: the reset delay is over: tags to both players, the first respond.
+    {"trigger": "reset_delay_passed", "source": _G.RESETTING, "dest": _G.PLAYING,
+     "after": "_open"},
+    # PROTOCOL.md 4 (fault policy), 7 (orderly restart): the clocks stop until all are back.
+    {"trigger": "suspend", "source": _G.PLAYING, "dest": _G.SUSPENDED, "before": "_stop_clock"},
+    {"trigger": "players_back", "source": _G.SUSPENDED, "dest": _G.PLAYING,
+     "after": "_ask_side_to_move"},
+    # PROTOCOL.md 5: the game ends; 8.1.5 inform with the result, 8.1.1 conclude.
+    {"trigger": "end", "source": [_G.PLAYING, _G.SUSPENDED], "dest": _G.ENDED,
+     "before": "_stop_clock", "after": "_conclude"},
+]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ResumedGame:
+    """A game its journal left unfinished: how it started, its moves and its clocks."""
+
+    started: GameStarted
+    board: chess.Board
+    clock: ChessClock
+    offer_pending: bool
+
+
+class GameReferee:
+    """Referees one game between the players on ports ``a`` and ``b``."""
+
+    state: GameState
+    # Triggers, made by the transitions table.
+    reset_delay_passed: Callable[[], bool]
+    suspend: Callable[..., bool]
+    players_back: Callable[[], bool]
+    end: Callable[..., bool]
+
+    def __init__(
+        self,
+        number: int,
+        host: GameHost,
+        *,
+        resumed: ResumedGame | None = None,
+        suspended: bool = False,
+    ) -> None:
+        """A new game (resets go out, the reset delay runs) or a ``resumed`` one.
+
+        A resumed game is PLAYING (the players are restored as they sign on, or
+        at once by the match) or, ``suspended``, waits for both players first.
+        """
+        self.number = number
+        self._host = host
+        self._settings = host.settings
+        self._sessions = host.sessions
+        self._offer_pending = False
+        self._absent_until: dict[str, float] = {}
+        self._reset_until: float | None = None
+        self._awaiting_departure: str | None = None
+        if resumed is None:
+            self.white_port = self._settings.white_port(number)
+            opening = self._settings.opening(number)
+            self.opening_moves = opening.moves
+            self.game = RefereeGame(opening.board())
+            self.clock = ChessClock(self._settings.time_control)
+            self.tags: dict[str, str] = {}
+            initial = GameState.RESETTING
+        else:
+            started = resumed.started
+            self.white_port = started.white_port
+            self.opening_moves = started.opening_moves
+            self.game = RefereeGame(resumed.board)
+            self.clock = resumed.clock
+            self.tags = {name: started.tags[name] for name in records.ROSTER}
+            self._offer_pending = resumed.offer_pending
+            initial = GameState.SUSPENDED if suspended else GameState.PLAYING
+        self._machine = Machine(
+            model=self,
+            states=GameState,
+            transitions=TRANSITIONS,
+            initial=initial,
+            auto_transitions=False,
+        )
+        if resumed is None:
+            board = self.game.board
+            for port in PORTS:
+                if self._sessions[port].reset_for_game != number:
+                    self.reset(port, board)
+            self._reset_until = self._reset_deadline()
+
+    # ----------------------------------------------------------------- driving
+
+    @property
+    def ended(self) -> bool:
+        return self.state is GameState.ENDED
+
+    @property
+    def begun(self) -> bool:
+        """Whether the game got past its reset delay (its number is used, PROTOCOL.md 7)."""
+        return self.state is not GameState.RESETTING
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`on_timer` must run next for this game."""
+        deadlines = [self._reset_until, *self._absent_until.values()]
+        if self.state is GameState.PLAYING:
+            flag = self.clock.flag_deadline()
+            if flag is not None:
+                deadlines.append(flag + self._settings.flag_grace)
+        return min((d for d in deadlines if d is not None), default=None)
+
+    def on_timer(self, now: float) -> None:
+        """Act on the deadlines that have passed: reset delay, rejoin windows, flag."""
+        if self._reset_until is not None and now >= self._reset_until:
+            self._reset_until = None
+            self.reset_delay_passed()
+            return
+        for port, until in list(self._absent_until.items()):
+            if now >= until:
+                del self._absent_until[port]
+                if not self._sessions[port].signed_on and not self.ended:
+                    self.end(self._abandoned(port, "did not come back in time"), at=now)
+        if self.state is GameState.PLAYING and self.clock.flag_fell(
+            now - self._settings.flag_grace
+        ):
+            deadline = self.clock.flag_deadline()
+            self.end(self.game.flag_verdict(self.game.turn), at=min(now, deadline or now))
+
+    def on_stall(self, began: float, ended: float) -> None:
+        """The referee did not run from ``began`` to ``ended``: charge it to no one."""
+        self.clock.discount(began, ended)
+        lost = ended - began
+        self._absent_until = {port: until + lost for port, until in self._absent_until.items()}
+
+    def record_left(self, port: str, at: float) -> None:
+        """A ``respond`` the port could not take at once has left: its move's clock starts."""
+        if port == self._awaiting_departure:
+            self._awaiting_departure = None
+            self._start_move(at)
+
+    def suspended_snapshot(self, now: float) -> dict[str, object]:
+        """Stop the clocks for an orderly stop; what the restart continues from."""
+        self.clock.pause(now)
+        return self.clock.snapshot(now)
+
+    # ------------------------------------------------------------- the players
+
+    def reset(self, port: str, board: chess.Board | None = None) -> None:
+        """Send ``reset`` with the game's initial position (8.1.6); no reset delay in play."""
+        session = self._sessions[port]
+        at = self._host.send(port, records.reset(board or self._initial_board()))
+        session.note_reset(self.number, at)
+        if self.state is GameState.RESETTING:
+            self._reset_until = self._reset_deadline()
+
+    def signed_on_again(self, port: str) -> None:
+        """A player (re)signed on during the game: reset it again, or restore it."""
+        if self.state is GameState.RESETTING:
+            self.reset(port)
+        else:
+            self._restore(port)
+
+    def player_left(self, port: str, reason: str, *, signed_off: bool) -> None:
+        """A player left (``sign_off``, a fault, a lost line); the match has recorded it."""
+        if self.ended or self.state is GameState.RESETTING:
+            return
+        window = self._settings.rejoin_window
+        if window > 0:
+            self._absent_until[port] = self._host.now() + window
+        elif signed_off:
+            self.end(self._abandoned(port, reason), at=self._host.now())
+            return
+        if port == self._awaiting_departure:
+            # Its respond never left; its clock runs while it is away, as a real one would.
+            self._awaiting_departure = None
+            self._start_move(self._host.now())
+
+    def player_fault(self, port: str, reason: str) -> None:
+        """A player reported a fault it cannot recover from (8.2.1): the game ends unfinished."""
+        if self.ended or self.state is GameState.RESETTING:
+            return
+        name = self._sessions[port].name
+        self.end(
+            Verdict.unfinished(Termination.EMERGENCY, f"{name} reported a fault: {reason}"),
+            at=self._host.now(),
+        )
+
+    def on_reply(self, port: str, record: EpdRecord, text: str, at: float) -> None:
+        """A ``reply`` arrived on ``port``: a move, an ending, an infraction, or stale."""
+        session = self._sessions[port]
+        in_turn = self.state is GameState.PLAYING and session.to_move
+        if in_turn and port == self._awaiting_departure:
+            self._host.ignored(port, text, at, "reply before its respond had left (stale)")
+            return
+        in_position = in_turn and positions_match(record, self.game.board, self.game.fen)
+        if not in_position and session.is_stale(record.position):
+            self._host.ignored(port, text, at, "stale reply: it answers an earlier respond")
+            return
+        if not in_turn:
+            self._host.ignored(port, text, at, "reply out of turn")
+            return
+        self._host.received(port, text, at)
+        # The player stopped thinking when the reply's first byte left it.
+        thought_at = at - self._host.transmission_time(port, len(text) + 1)
+        if self.clock.flag_fell(thought_at):
+            session.note_reply()
+            self.end(self.game.flag_verdict(self.game.turn), at=thought_at)
+            return
+        if in_position:
+            ruling = judge_reply(self.game, record, offer_pending=self._offer_pending)
+        else:
+            ruling = wrong_position(self.game, record)
+        for note in ruling.notes:
+            LOGGER.info("port %s: %s", port, note)
+        if ruling.kind is ReplyKind.INFRACTION:
+            self._infraction(port, ruling, text, thought_at)
+            return
+        session.note_reply()
+        mover = self.game.turn
+        if ruling.kind is ReplyKind.RESIGN:
+            self.end(Verdict.win(not mover, Termination.NORMAL, ruling.reason), at=thought_at)
+        elif ruling.kind is ReplyKind.DRAW_AGREED:
+            self.end(Verdict.draw(ruling.reason), at=thought_at)
+        elif ruling.kind is ReplyKind.DRAW_CLAIMED:
+            if ruling.move is not None:
+                self._play(ruling, thought_at)
+            self.end(Verdict.draw(ruling.reason), at=thought_at)
+        else:
+            san = self._play(ruling, thought_at)
+            verdict = self.game.automatic_verdict()
+            if verdict is not None:
+                self.end(verdict, at=thought_at)
+            else:
+                self._send_respond(other_port(port), san)
+
+    def start_restored(self) -> None:
+        """A resumed game: restore the players present; a PLAYING one asks the side to move."""
+        verdict = self.game.automatic_verdict()
+        if verdict is not None:
+            self.end(verdict, at=self._host.now())
+            return
+        for port in PORTS:
+            if self._sessions[port].signed_on:
+                self._restore(port)
+        self._ask_absent_side()
+
+    # ---------------------------------------------------------- transitions
+
+    def _open(self) -> None:
+        """After the reset delay: the game begins (its number is used) and White is asked."""
+        settings = self._settings
+        names = {port: session.name for port, session in self._sessions.items()}
+        black_port = other_port(self.white_port)
+        self.tags = {
+            "Event": settings.event,
+            "Site": settings.site,
+            "Date": datetime.date.fromtimestamp(self._host.wall_time()).strftime("%Y.%m.%d"),
+            "Round": str(self.number),
+            "White": names[self.white_port],
+            "Black": names[black_port],
+            "Result": "*",
+        }
+        self._host.publish(
+            GameStarted(
+                game=self.number,
+                white_port=self.white_port,
+                black_port=black_port,
+                fen=self.game.board.root().fen(),
+                tags={**self.tags, "TimeControl": settings.time_control.text},
+                opening_moves=self.opening_moves,
+            )
+        )
+        for port in PORTS:
+            session = self._sessions[port]
+            if session.signed_on:
+                self._host.send(port, records.inform(self.game.fen, self._inform_tags()))
+                session.fire("game_joined")
+        self._send_respond(self._port_to_move(), None)
+
+    def _stop_clock(self, *_args: Any, at: float) -> None:
+        """Before suspending or ending: no one is charged from ``at`` on."""
+        self.clock.pause(at)
+        self._awaiting_departure = None
+
+    def _ask_side_to_move(self) -> None:
+        """Every player is back: the side to move gets its respond and its clock runs."""
+        self._send_respond(self._port_to_move(), None)
+
+    def _conclude(self, verdict: Verdict, *, at: float) -> None:
+        """8.1.5 inform with the result, 8.1.1 conclude, to every player still signed on."""
+        clock = self.clock
+        LOGGER.info(
+            "game %d: %s %s (%s)",
+            self.number,
+            verdict.result,
+            verdict.reason,
+            verdict.termination.value,
+        )
+        self._absent_until.clear()
+        self._host.publish(
+            GameEnded(
+                game=self.number,
+                result=verdict.result,
+                termination=verdict.termination.value,
+                reason=verdict.reason,
+                fen=self.game.fen,
+                consumed=(clock.consumed(chess.WHITE), clock.consumed(chess.BLACK)),
+            )
+        )
+        inform = records.inform(self.game.fen, self._inform_tags(verdict))
+        conclude = records.conclude(self.game.fen, clock.cc_seconds())
+        present = [port for port in PORTS if self._sessions[port].signed_on]
+        for port in present:
+            self._host.send(port, inform)
+        for port in present:
+            self._host.send(port, conclude)
+            self._sessions[port].note_conclude()
+        self._host.game_over(self, verdict)
+
+    # ------------------------------------------------------------------ moves
+
+    def _send_respond(self, port: str, san: str | None) -> None:
+        """Ask ``port`` to move, after the opponent's ``san`` or (None) from the current position.
+
+        The respond that opens a move starts its clock when it has left; one sent
+        again for the same move (a restore) leaves the running clock alone.
+        """
+        game, clock = self.game, self.clock
+        session = self._sessions[port]
+        counting = clock.running is not None and not clock.paused
+        if not session.signed_on:
+            # Told when it comes back; its clock runs meanwhile, as a real one would.
+            if not counting:
+                self._start_move(self._host.now())
+            return
+        record = records.respond(
+            game.fen if san is None else game.previous_fen,
+            clock.cc_seconds(self._host.now()),
+            san,
+            draw_offer=self._offer_pending and san is not None,
+        )
+        left_at = self._host.send(port, record, notify=not counting)
+        session.note_respond(game.fen)
+        if counting:
+            return
+        if left_at is None:
+            self._awaiting_departure = port
+        else:
+            self._start_move(left_at)
+
+    def _start_move(self, at: float) -> None:
+        """The side to move's clock runs from ``at``: a new move, or one resumed."""
+        if self.clock.running is None:
+            self.clock.start(self.game.turn, at)
+        else:
+            self.clock.resume(at)
+
+    def _play(self, ruling: Ruling, at: float) -> str:
+        """Accept the ruling's move, its thinking having ended at ``at``; returns it in SAN."""
+        assert ruling.move is not None
+        clock = self.clock
+        elapsed = clock.stop(at)
+        san = self.game.push(ruling.move)
+        self._offer_pending = ruling.draw_offer
+        self._host.publish(
+            MovePlayed(
+                game=self.number,
+                ply=len(self.game.board.move_stack) - len(self.opening_moves),
+                san=san,
+                uci=ruling.move.uci(),
+                elapsed=elapsed,
+                remaining=(clock.remaining(chess.WHITE), clock.remaining(chess.BLACK)),
+                consumed=(clock.consumed(chess.WHITE), clock.consumed(chess.BLACK)),
+                moves_made=(clock.moves_made(chess.WHITE), clock.moves_made(chess.BLACK)),
+                fen=self.game.fen,
+                draw_offer=ruling.draw_offer,
+                analysis=ruling.analysis,
+            )
+        )
+        return san
+
+    def _infraction(self, port: str, ruling: Ruling, text: str, at: float) -> None:
+        session = self._sessions[port]
+        self._host.publish(Infraction(port=port, reason=ruling.reason, text=text))
+        LOGGER.warning("port %s: rules infraction by %s: %s", port, session.name, ruling.reason)
+        if self._settings.on_infraction == "fault":
+            # PROTOCOL.md 4: the clocks stop and the supervisor is called; after fault
+            # the player counts as signed off, and is asked again once it is back.
+            self.suspend(at=at)
+            LOGGER.error("port %s: supervisor needed: %s", port, ruling.reason)
+            self._host.send(port, records.fault(self.game.fen, ruling.reason))
+            session.note_left()
+            self._host.publish(PlayerSignedOff(port=port, reason=f"fault: {ruling.reason}"))
+            return
+        session.note_reply()
+        self.end(
+            Verdict.win(
+                not self.game.turn,
+                Termination.RULES_INFRACTION,
+                f"{session.name}: {ruling.reason}",
+            ),
+            at=at,
+        )
+
+    # ---------------------------------------------------------------- restore
+
+    def _restore(self, port: str) -> None:
+        """Bring a player back into the game in progress (PROTOCOL.md 6)."""
+        replay = self._initial_board()
+        self.reset(port, replay)
+        self._host.send(port, records.inform(replay, self._inform_tags()))
+        self._sessions[port].fire("game_joined")
+        for move in self.game.board.move_stack[len(replay.move_stack) :]:
+            self._host.send(port, records.execute(replay, move))
+            replay.push(move)
+        if self.state is GameState.SUSPENDED:
+            if all(session.signed_on for session in self._sessions.values()):
+                self.players_back()
+        elif self._port_to_move() == port:
+            self._send_respond(port, None)
+
+    def _ask_absent_side(self) -> None:
+        """A resumed game whose side to move is not there: its clock runs all the same."""
+        if self.state is GameState.PLAYING and not self._sessions[self._port_to_move()].signed_on:
+            self._send_respond(self._port_to_move(), None)
+
+    def _initial_board(self) -> chess.Board:
+        """The game's position right after ``reset``: the opening's, with its moves played."""
+        replay = self.game.board.copy()
+        for _ in range(len(replay.move_stack) - len(self.opening_moves)):
+            replay.pop()
+        return replay
+
+    # ---------------------------------------------------------------- helpers
+
+    def _reset_deadline(self) -> float:
+        times = [
+            session.reset_at
+            for session in self._sessions.values()
+            if session.reset_at is not None and session.reset_for_game == self.number
+        ]
+        return max(times, default=self._host.now()) + self._settings.reset_delay
+
+    def _inform_tags(self, final: Verdict | None = None) -> list[tuple[str, str]]:
+        tags = [(name, self.tags[name]) for name in records.ROSTER]
+        if final is not None:
+            tags[-1] = ("Result", final.result)
+        tags.append(("TimeControl", self._settings.time_control.text))
+        if final is not None:
+            tags.append(("Termination", final.termination.value))
+        return tags
+
+    def _port_to_move(self) -> str:
+        return self.white_port if self.game.turn == chess.WHITE else other_port(self.white_port)
+
+    def _abandoned(self, port: str, reason: str) -> Verdict:
+        colour = chess.WHITE if port == self.white_port else chess.BLACK
+        return Verdict.win(
+            not colour, Termination.ABANDONED, f"{self._sessions[port].name} {reason}"
+        )
+

@@ -1,0 +1,69 @@
+"""What the referee knows about a match: its settings, and what makes it that match.
+
+Built from the configuration (:mod:`serialref.config`) by the assembly
+(:mod:`serialref.referee`); the match and each game read it and never change it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from serialref.clock import TimeControl
+from serialref.openings import Opening, openings_digest
+
+__all__ = ["PORTS", "MatchSettings", "other_port"]
+
+PORTS = ("a", "b")
+"""Port labels: the player on port ``a`` has White in game 1; colours alternate."""
+
+
+def other_port(port: str) -> str:
+    """The opponent's port."""
+    return "b" if port == "a" else "a"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSettings:
+    """Everything the referee needs to know about the match.
+
+    Names, the event and the site are operator text that reaches the players, the
+    PGN and terminals: the assembly makes them safe EPD strings before they get here.
+    ``flag_grace`` is how long a flag timer waits for a reply still on the line.
+    """
+
+    games: int = 1
+    time_control: TimeControl = field(default_factory=lambda: TimeControl.parse("300+3"))
+    openings: tuple[Opening, ...] = (Opening(),)
+    openings_source: str = "the standard starting position"
+    event: str = "serialref match"
+    site: str = "?"
+    names: tuple[str | None, str | None] = (None, None)
+    reset_delay: float = 5.0
+    conclude_delay: float = 5.0
+    on_infraction: str = "forfeit"
+    rejoin_window: float = 0.0
+    flag_grace: float = 0.0
+
+    def opening(self, game: int) -> Opening:
+        """The opening of game ``game`` (1-based): each is played twice, colours swapped."""
+        return self.openings[((game - 1) // 2) % len(self.openings)]
+
+    @staticmethod
+    def white_port(game: int) -> str:
+        """Who has White in game ``game``: port ``a`` in odd games, ``b`` in even ones."""
+        return PORTS[(game - 1) % 2]
+
+    def identity(self) -> dict[str, object]:
+        """The settings that make this match the one its journal holds (PROTOCOL.md 7).
+
+        A restart from the journal is refused when any of these differ; the delays,
+        the infraction policy and the ports' line settings may change between runs.
+        """
+        return {
+            "games": self.games,
+            "time_control": self.time_control.text,
+            "openings": f"{self.openings_source} ({openings_digest(self.openings)})",
+            "event": self.event,
+            "names": list(self.names),
+            "white_in_game_1": PORTS[0],
+        }
