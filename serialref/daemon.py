@@ -232,6 +232,10 @@ class _PortWire:
             self._loop.want_writes(open_port, open_port.writer.waiting)
         return left_at
 
+    def waiting(self, port: str) -> bool:
+        open_port = self.ports.get(port)
+        return open_port is not None and open_port.writer.waiting
+
     def transmission_time(self, port: str, nbytes: int) -> float:
         open_port = self.ports.get(port)
         if open_port is None or not open_port.link.transport.applies_line_delay:

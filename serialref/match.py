@@ -79,6 +79,10 @@ class Wire(Protocol):
         """Time ``nbytes`` take on that port's line (0 where no line delay applies)."""
         ...
 
+    def waiting(self, port: str) -> bool:
+        """Whether records wait for the port to take them: its player is not reading."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ResumePoint:
@@ -257,6 +261,10 @@ class MatchReferee:
             return
         session = self.sessions[port]
         if request is Refreq.SIGN_ON:
+            if session.signed_on and self._wire.waiting(port):
+                # The answer to its last sign_on has not even been read: a flood.
+                self.ignored(port, text, at, "sign_on while the last answer waits to be read")
+                return
             self.received(port, text, at)
             self._on_sign_on(port, record)
         elif not session.signed_on:

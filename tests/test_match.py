@@ -54,6 +54,9 @@ class FakeWire:
     def transmission_time(self, port: str, nbytes: int) -> float:
         return self.line_delay * nbytes
 
+    def waiting(self, port: str) -> bool:
+        return False
+
 
 class Collector:
     def __init__(self) -> None:
