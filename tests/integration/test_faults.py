@@ -60,10 +60,6 @@ class Referee:
             "--reset-delay", "0.2", "--conclude-delay", "0.2", *options,
         ]  # fmt: skip
 
-        def limit_file_size() -> None:
-            if fsize is not None:
-                resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-
         # The log goes to a file: a pipe nobody reads would stop the referee when full.
         log = self.directory / f"referee-{len(self.processes)}.log"
         with log.open("wb") as stderr:
@@ -71,8 +67,9 @@ class Referee:
                 command,
                 stdout=subprocess.DEVNULL if stdout is None else stdout,
                 stderr=stderr,
-                preexec_fn=limit_file_size,
             )
+        if fsize is not None:  # long before the interpreter has started up and written
+            resource.prlimit(process.pid, resource.RLIMIT_FSIZE, (fsize, fsize))
         self.logs[process.pid] = log
         self.processes.append(process)
 
