@@ -80,6 +80,24 @@ _STATE = struct.Struct(">Q32s")
 _OFFSET = struct.Struct(">Q")
 
 
+def played(
+    sans: Sequence[str], *, game: int = 1, board: chess.Board | None = None
+) -> list[MovePlayed]:
+    """MovePlayed entries as the referee writes them for ``sans`` played on ``board``."""
+    board = board or chess.Board()
+    entries = []
+    for ply, san in enumerate(sans, start=1):
+        move = board.parse_san(san)
+        canonical = board.san(move)
+        board.push(move)
+        entries.append(MovePlayed(
+            game=game, ply=ply, san=canonical, uci=move.uci(), elapsed=0.5,
+            remaining=(59.0, 59.0), consumed=(0.5 * ((ply + 1) // 2), 0.5 * (ply // 2)),
+            moves_made=((ply + 1) // 2, ply // 2), fen=board.fen(en_passant="fen"),
+        ))  # fmt: skip
+    return entries
+
+
 def journal_bytes(directory: Path, events: Sequence[MatchEvent]) -> bytes:
     """The lines a JournalRecorder writes for ``events``."""
     path = directory / "source.jsonl"

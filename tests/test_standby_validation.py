@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import chess
 import pytest
+from standby_peers import played
 
 from serialref.errors import ProtocolError
 from serialref.events import (
@@ -38,24 +39,6 @@ def game_started(
                        tags={"White": "A", "Black": "B"}, opening_moves=tuple(opening))  # fmt: skip
 
 
-def moves(
-    sans: Sequence[str], *, game: int = 1, board: chess.Board | None = None
-) -> list[MovePlayed]:
-    """MovePlayed entries as the referee writes them for ``sans`` played on ``board``."""
-    board = board or chess.Board()
-    played = []
-    for ply, san in enumerate(sans, start=1):
-        move = board.parse_san(san)
-        canonical = board.san(move)
-        board.push(move)
-        played.append(MovePlayed(
-            game=game, ply=ply, san=canonical, uci=move.uci(), elapsed=0.5,
-            remaining=(59.0, 59.0), consumed=(0.5 * ((ply + 1) // 2), 0.5 * (ply // 2)),
-            moves_made=((ply + 1) // 2, ply // 2), fen=board.fen(en_passant="fen"),
-        ))  # fmt: skip
-    return played
-
-
 def ended(result: str, game: int = 1) -> GameEnded:
     return GameEnded(game=game, result=result, termination="normal", reason="test",
                      fen=chess.STARTING_FEN, consumed=(1.0, 1.0))  # fmt: skip
@@ -80,8 +63,8 @@ FOOLS_MATE = ["f3", "e5", "g4", "Qh4#"]
 
 def test_a_whole_match_passes() -> None:
     validator = JournalValidator()
-    feed(validator, [START, PlayerSignedOn("a", "A"), game_started(), *moves(FOOLS_MATE),
-                     ended("0-1"), game_started(2), *moves(["e4", "e5"], game=2),
+    feed(validator, [START, PlayerSignedOn("a", "A"), game_started(), *played(FOOLS_MATE),
+                     ended("0-1"), game_started(2), *played(["e4", "e5"], game=2),
                      ended("1/2-1/2", 2), MatchEnded(complete=True, score=(0.5, 1.5))])  # fmt: skip
 
 
@@ -89,7 +72,7 @@ def test_en_passant_promotion_and_castling_pass() -> None:
     sans = ["e4", "d5", "e5", "f5", "exf6", "g6", "fxe7", "Bg7", "exd8=Q+", "Kxd8",
             "Nf3", "Nc6", "Bc4", "Bg4", "O-O"]  # fmt: skip
     validator = JournalValidator()
-    feed(validator, [START, game_started(), *moves(sans)])
+    feed(validator, [START, game_started(), *played(sans)])
 
 
 def test_a_long_random_game_passes() -> None:
@@ -102,7 +85,7 @@ def test_a_long_random_game_passes() -> None:
         board.push(move)
     outcome = board.outcome()
     validator = JournalValidator()
-    feed(validator, [START, game_started(), *moves(sans)])
+    feed(validator, [START, game_started(), *played(sans)])
     feed(validator, [ended(outcome.result() if outcome else "*")])
 
 
@@ -140,10 +123,10 @@ def test_what_the_journal_cannot_read_is_refused(raw: bytes, problem: str) -> No
 def test_a_field_of_the_wrong_type_is_refused(field: str, value: object) -> None:
     validator = JournalValidator()
     feed(validator, [START, game_started()])
-    entry = json.loads(line(moves(["e4"])[0]))
+    entry = json.loads(line(played(["e4"])[0]))
     entry[field] = value
     refused(validator, json.dumps(entry).encode(), f"MovePlayed refused: {field} = ")
-    feed(validator, moves(["e4"]))  # the refused entry left no trace
+    feed(validator, played(["e4"]))  # the refused entry left no trace
 
 
 def test_numbers_json_spells_as_integers_pass_as_floats_and_infinity_passes() -> None:
@@ -184,7 +167,7 @@ def test_events_and_fields_added_later_are_checked_by_their_annotations(
     refused(validator, b'{"event": "ClockAdjusted", "port": 1, "seconds": 5}', "port = 1")
     refused(validator, b'{"event": "ClockAdjusted", "port": "a", "seconds": 1, "steps": ["x"]}',
             "steps")  # fmt: skip
-    entry = json.loads(line(moves(["e4"])[0]))
+    entry = json.loads(line(played(["e4"])[0]))
     refused(validator, json.dumps({**entry, "think_time": "long"}).encode(), "think_time = ")
     assert isinstance(validator.check(json.dumps({**entry, "think_time": 2.5}).encode()),
                       MovePlayedWithThinkTime)  # fmt: skip
@@ -195,7 +178,7 @@ def test_events_and_fields_added_later_are_checked_by_their_annotations(
 
 
 def test_plies_must_be_consecutive() -> None:
-    e4, e5, nf3 = moves(["e4", "e5", "Nf3"])
+    e4, e5, nf3 = played(["e4", "e5", "Nf3"])
     validator = JournalValidator()
     feed(validator, [START, game_started(), e4])
     refused(validator, nf3, "ply 3 of game 1 after ply 1")
@@ -206,7 +189,7 @@ def test_plies_must_be_consecutive() -> None:
 def test_a_move_or_an_end_needs_a_game_in_progress() -> None:
     validator = JournalValidator()
     feed(validator, [START])
-    refused(validator, moves(["e4"])[0], "game 1 is not in progress")
+    refused(validator, played(["e4"])[0], "game 1 is not in progress")
     refused(validator, ended("1-0"), "game 1 is not in progress")
     feed(validator, [game_started(), ended("1-0")])
     refused(validator, ended("1-0"), "game 1 is not in progress")  # ended twice
@@ -232,8 +215,8 @@ def test_a_move_must_be_legal_and_named_as_python_chess_names_it(
 ) -> None:
     validator = JournalValidator()
     feed(validator, [START, game_started()])
-    refused(validator, dataclasses.replace(moves(["e4"])[0], **{field: value}), problem)
-    feed(validator, moves(["e4"]))  # and the board was left as it was
+    refused(validator, dataclasses.replace(played(["e4"])[0], **{field: value}), problem)
+    feed(validator, played(["e4"]))  # and the board was left as it was
 
 
 @pytest.mark.parametrize("result", ["2-0", "1-0 ", "", "0.5-0.5"])
@@ -245,11 +228,11 @@ def test_a_result_must_be_a_pgn_result(result: str) -> None:
 
 def test_a_mate_must_be_scored_as_that_mate() -> None:
     validator = JournalValidator()
-    feed(validator, [START, game_started(), *moves(FOOLS_MATE)])
+    feed(validator, [START, game_started(), *played(FOOLS_MATE)])
     for wrong in ("1-0", "1/2-1/2", "*"):
         refused(validator, ended(wrong),
                 f"result '{re.escape(wrong)}', but the board says 0-1 \\(checkmate\\)")  # fmt: skip
-    refused(validator, dataclasses.replace(moves(["a3"])[0], ply=5), "a move in a finished game")
+    refused(validator, dataclasses.replace(played(["a3"])[0], ply=5), "a move in a finished game")
     feed(validator, [ended("0-1")])
 
 
@@ -257,7 +240,7 @@ def test_a_stalemate_is_a_draw_and_a_game_cannot_start_in_one() -> None:
     stalemate = "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"
     before = "7k/8/6K1/8/8/8/5Q2/8 w - - 0 1"
     validator = JournalValidator()
-    feed(validator, [START, game_started(fen=before), *moves(["Qf7"], board=chess.Board(before))])
+    feed(validator, [START, game_started(fen=before), *played(["Qf7"], board=chess.Board(before))])
     refused(validator, ended("1-0"), "the board says 1/2-1/2 \\(stalemate\\)")
     feed(validator, [ended("1/2-1/2")])
     refused(
@@ -265,7 +248,7 @@ def test_a_stalemate_is_a_draw_and_a_game_cannot_start_in_one() -> None:
     )
 
 
-def test_a_game_starts_from_a_legal_position_and_legal_opening_moves() -> None:
+def test_a_game_starts_from_a_legal_position_and_legal_opening_played() -> None:
     validator = JournalValidator()
     feed(validator, [START])
     refused(validator, game_started(fen="not a fen"), "cannot set up")
@@ -275,23 +258,23 @@ def test_a_game_starts_from_a_legal_position_and_legal_opening_moves() -> None:
     board = chess.Board()
     board.push_san("e4")
     board.push_san("e5")
-    feed(validator, moves(["Nf3"], board=board))  # ply 1 is the first move after the opening
+    feed(validator, played(["Nf3"], board=board))  # ply 1 is the first move after the opening
 
 
 def test_a_fresh_match_forgets_the_games_a_resumed_one_continues() -> None:
-    e4, e5 = moves(["e4", "e5"])
+    e4, e5 = played(["e4", "e5"])
     validator = JournalValidator()
     feed(validator, [START, game_started(), e4, RESUMED, e5])
-    feed(validator, [game_started(), moves(["e4", "e5", "Nf3"])[2]])
+    feed(validator, [game_started(), played(["e4", "e5", "Nf3"])[2]])
     feed(validator, [START])
-    refused(validator, moves(["e4", "e5", "Nf3", "Nc6"])[3], "game 1 is not in progress")
+    refused(validator, played(["e4", "e5", "Nf3", "Nc6"])[3], "game 1 is not in progress")
     feed(validator, [game_started(), e4])
 
 
 def test_a_game_started_again_before_its_first_move_keeps_its_first_start() -> None:
     validator = JournalValidator()
     feed(validator, [START, game_started(), game_started(fen="4k3/8/8/8/8/8/8/R3K3 w Q - 0 1")])
-    feed(validator, moves(["e4"]))
+    feed(validator, played(["e4"]))
 
 
 def test_other_events_are_only_type_checked() -> None:
