@@ -7,7 +7,8 @@ import json
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 import chess
 import pytest
@@ -146,6 +147,8 @@ class ClockAdjusted:
     seconds: float
     note: str | None = None
     steps: tuple[int, ...] = ()
+    how: Literal["add", "set"] = "add"
+    marks: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +170,12 @@ def test_events_and_fields_added_later_are_checked_by_their_annotations(
     refused(validator, b'{"event": "ClockAdjusted", "port": 1, "seconds": 5}', "port = 1")
     refused(validator, b'{"event": "ClockAdjusted", "port": "a", "seconds": 1, "steps": ["x"]}',
             "steps")  # fmt: skip
+    validator.check(b'{"event": "ClockAdjusted", "port": "a", "seconds": 1, "how": "set", '
+                    b'"marks": [["x", 1], ["y", 2.5]]}')  # fmt: skip
+    refused(validator, b'{"event": "ClockAdjusted", "port": "a", "seconds": 1, "how": "sub"}',
+            "how = ")  # fmt: skip
+    refused(validator, b'{"event": "ClockAdjusted", "port": "a", "seconds": 1, '
+                       b'"marks": [["x", 1, 2]]}', "marks = ")  # fmt: skip
     entry = json.loads(line(played(["e4"])[0]))
     refused(validator, json.dumps({**entry, "think_time": "long"}).encode(), "think_time = ")
     assert isinstance(validator.check(json.dumps({**entry, "think_time": 2.5}).encode()),

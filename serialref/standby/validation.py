@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,54 +162,76 @@ def _words(outcome: chess.Outcome) -> str:
 def _check_fields(event: MatchEvent) -> None:
     """Every field holds what its annotation declares; ValueError names the first that does not."""
     kind: type = type(event)
-    for name, hint in _field_hints(kind):
+    for name, hint, conforms in _field_checks(kind):
         value = getattr(event, name)
-        if not _conforms(value, hint):
+        if not conforms(value):
             raise ValueError(f"{name} = {value!r:.60} is not {_spell(hint)}")
 
 
+_Check = Callable[[object], bool]
+
+
 @functools.cache
-def _field_hints(kind: type) -> tuple[tuple[str, Any], ...]:
+def _field_checks(kind: type) -> tuple[tuple[str, Any, _Check], ...]:
+    """Each field's name, annotation and check, worked out once per event class."""
     hints = typing.get_type_hints(kind)
-    return tuple((field.name, hints[field.name]) for field in dataclasses.fields(kind))
+    return tuple(
+        (field.name, hints[field.name], _check_for(hints[field.name]))
+        for field in dataclasses.fields(kind)
+    )
 
 
-def _conforms(value: object, hint: Any) -> bool:
-    """Whether a JSON value fits a type annotation; JSON arrays fit tuples and lists alike."""
+def _anything(value: object) -> bool:
+    return True
+
+
+def _check_for(hint: Any) -> _Check:
+    """Whether a JSON value fits the annotation ``hint``; JSON arrays fit tuples and lists alike."""
     origin = typing.get_origin(hint)
     arguments = typing.get_args(hint)
     if hint is Any or hint is object:
-        return True
+        return _anything
     if hint is None or hint is type(None):
-        return value is None
+        return lambda value: value is None
     if origin is typing.Union or origin is types.UnionType:
-        return any(_conforms(value, option) for option in arguments)
+        options = tuple(_check_for(option) for option in arguments)
+        return lambda value: any(check(value) for check in options)
     if origin is typing.Literal:
-        return any(type(value) is type(option) and value == option for option in arguments)
+        return lambda value: any(
+            type(value) is type(option) and value == option for option in arguments
+        )
     if hint is bool:
-        return isinstance(value, bool)
+        return lambda value: isinstance(value, bool)
     if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return lambda value: isinstance(value, int) and not isinstance(value, bool)
     if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        return lambda value: isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is tuple or hint is list:
+        origin = hint
+    variadic = len(arguments) == 2 and arguments[1] is Ellipsis
+    if origin is tuple and arguments and not variadic:
+        checks = tuple(_check_for(argument) for argument in arguments)
+        return lambda value: (
+            isinstance(value, tuple | list)
+            and len(value) == len(checks)
+            and all(check(item) for check, item in zip(checks, value, strict=True))
+        )
     if origin is tuple or origin is list:
-        if not isinstance(value, tuple | list):
-            return False
-        if origin is tuple and not (len(arguments) == 2 and arguments[1] is Ellipsis):
-            return len(value) == len(arguments) and all(
-                _conforms(item, item_hint) for item, item_hint in zip(value, arguments, strict=True)
-            )
-        return all(_conforms(item, arguments[0]) for item in value) if arguments else True
+        item_check = _check_for(arguments[0]) if arguments else _anything
+        return lambda value: isinstance(value, tuple | list) and all(map(item_check, value))
     if origin is dict:
-        key_hint, value_hint = arguments or (Any, Any)
-        return isinstance(value, dict) and all(
-            _conforms(key, key_hint) and _conforms(item, value_hint) for key, item in value.items()
+        key_check, value_check = (
+            (_check_for(arguments[0]), _check_for(arguments[1])) if arguments else (_anything,) * 2
+        )
+        return lambda value: (
+            isinstance(value, dict)
+            and all(key_check(key) and value_check(item) for key, item in value.items())
         )
     if isinstance(origin, type):
-        return isinstance(value, origin)
+        return lambda value: isinstance(value, origin)
     if isinstance(hint, type):
-        return isinstance(value, hint)
-    return True  # an annotation JSON cannot be held to (a TypeVar): the decoder's check stands
+        return lambda value: isinstance(value, hint)
+    return _anything  # an annotation JSON cannot be held to (a TypeVar): the decoder's check stands
 
 
 def _spell(hint: Any) -> str:
