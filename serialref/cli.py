@@ -352,7 +352,8 @@ def _add_standby_verb(
     standby.add_argument(
         "address",
         metavar="ADDRESS",
-        help="HOST:PORT to listen on, e.g. 127.0.0.1:7600 (one interface; 0.0.0.0 is all)",
+        help="HOST:PORT to listen on (one interface, e.g. 192.168.1.20:7600); "
+        "a PORT alone listens on 127.0.0.1, this machine only",
     )
     _add_match_options(standby)
     standby.add_argument(

@@ -310,6 +310,11 @@ def test_the_handshake_deadline_runs_on_the_injected_clock(tmp_path: Path, log: 
         waiting.stop()
 
 
+def test_a_mirror_given_only_a_port_listens_on_loopback(tmp_path: Path) -> None:
+    with JournalMirror("0", tmp_path / "mirror.jsonl", KEY) as mirror:
+        assert mirror.address.startswith("127.0.0.1:")
+
+
 def test_mirror_settings_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="takeover_after"):
         JournalMirror("127.0.0.1:0", tmp_path / "mirror.jsonl", KEY, takeover_after=0)

@@ -229,6 +229,13 @@ def test_addresses_are_split_into_host_and_port(text: str, expected: tuple[str, 
     assert parse_address(text) == expected
 
 
+def test_a_bare_port_takes_the_default_host_where_there_is_one() -> None:
+    assert parse_address("7600", default_host="127.0.0.1") == ("127.0.0.1", 7600)
+    assert parse_address("[::1]:7600", default_host="127.0.0.1") == ("::1", 7600)
+    with pytest.raises(ConfigError, match="HOST:PORT"):
+        parse_address("7600")
+
+
 @pytest.mark.parametrize("text", ["7600", ":7600", "host:", "host:port", "::1:7600", "h:65536"])
 def test_a_malformed_address_is_a_config_error_naming_the_option(text: str) -> None:
     with pytest.raises(ConfigError, match="HOST:PORT") as caught:

@@ -52,7 +52,7 @@ from serialref.standby.wire import (
     standby_answer,
 )
 
-__all__ = ["HANDSHAKE_TIMEOUT", "MAX_NEWCOMERS", "TAKEOVER_AFTER", "JournalMirror"]
+__all__ = ["HANDSHAKE_TIMEOUT", "LOOPBACK", "MAX_NEWCOMERS", "TAKEOVER_AFTER", "JournalMirror"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -61,6 +61,9 @@ TAKEOVER_AFTER = 3.0
 
 HANDSHAKE_TIMEOUT = 2.0
 """Seconds a newcomer has to prove the key from its connection on."""
+
+LOOPBACK = "127.0.0.1"
+"""Where a standby given only a port listens: this machine alone."""
 
 MAX_NEWCOMERS = 8
 """Connections that may be in their handshake at once; more are closed on arrival."""
@@ -79,7 +82,7 @@ class _Outcome(enum.Enum):
     STOPPED = "stop() was called"
 
 
-@dataclass
+@dataclass(eq=False)
 class _Newcomer:
     """A connection in its handshake: what it sent so far, and the challenges once known."""
 
@@ -91,7 +94,7 @@ class _Newcomer:
     nonce_s: bytes = b""  # set once answered: then its proof is awaited
 
 
-@dataclass
+@dataclass(eq=False)
 class _PrimaryLink:
     """The connection of the primary that proved the key."""
 
@@ -105,11 +108,12 @@ class JournalMirror:
     """The standby's copy of the primary's journal, kept on a listening socket.
 
     The socket is bound at construction, so ``address`` tells the bound port
-    when port 0 was asked for. The file already there is checked entry by
-    entry first; one that fails is set aside (``MIRROR.replaced-N``) and the
-    primary sends its journal again from the start. Only whole, checked entries
-    reach the file, each batch flushed and ``fsync``-ed before the next is
-    read, which covers every move entry as the primary's own journal does.
+    when port 0 was asked for; a bare port listens on :data:`LOOPBACK`. The
+    file already there is checked entry by entry first; one that fails is set
+    aside (``MIRROR.replaced-N``) and the primary sends its journal again from
+    the start. Only whole, checked entries reach the file, each batch flushed
+    and ``fsync``-ed before the next is read, which covers every move entry as
+    the primary's own journal does.
     """
 
     def __init__(
@@ -125,7 +129,7 @@ class JournalMirror:
     ) -> None:
         if not takeover_after > 0:
             raise ConfigError("takeover_after", f"expected seconds > 0, got {takeover_after!r}")
-        host, port = parse_address(address)
+        host, port = parse_address(address, default_host=LOOPBACK)
         self.journal = journal
         self._key = key
         self._takeover_after = takeover_after
@@ -256,7 +260,11 @@ class JournalMirror:
     # ------------------------------------------------------------ newcomers
 
     def _accept(self) -> None:
-        sock, address = self._listener.accept()
+        try:
+            sock, address = self._listener.accept()
+        except OSError as exc:  # the peer gave up already, or no descriptor is left
+            LOGGER.warning("cannot accept a connection: %s", exc)
+            return
         peer = format_address(address[0], address[1])
         if len(self._newcomers) >= self._max_newcomers:
             LOGGER.log(

@@ -245,8 +245,15 @@ class Channel:
         )
 
 
-def parse_address(text: str, *, key: str = "address") -> tuple[str, int]:
-    """``HOST:PORT`` (IPv6 hosts in brackets) as a host and a port; port 0 picks a free one."""
+def parse_address(
+    text: str, *, key: str = "address", default_host: str | None = None
+) -> tuple[str, int]:
+    """``HOST:PORT`` (IPv6 hosts in brackets) as a host and a port; port 0 picks a free one.
+
+    With a ``default_host``, a bare ``PORT`` means that host.
+    """
+    if default_host is not None and text.isascii() and text.isdecimal():
+        text = format_address(default_host, int(text))
     host, separator, port = text.rpartition(":")
     bracketed = host.startswith("[") and host.endswith("]")
     if bracketed:
