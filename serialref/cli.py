@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_run_verb(verbs, common)
     _add_standby_verb(verbs, common)
+    _add_keygen_verb(verbs, common)
     _add_demo_verb(verbs, common)
     _add_client_verb(verbs, common)
     _add_config_verbs(verbs, common)
@@ -217,6 +218,12 @@ def _add_run_verb(
     )
     _add_match_options(run)
     run.add_argument(
+        "--replicate-key",
+        type=Path,
+        metavar="FILE",
+        help="the key shared with the standby (`serialref keygen FILE`); needed by --replicate",
+    )
+    run.add_argument(
         "--new-match",
         action="store_true",
         help="keep an existing journal aside (as JOURNAL.1, .2, ...) and start a new match"
@@ -295,6 +302,7 @@ _MATCH_OPTIONS = (
     "on_infraction",
     "rejoin_window",
     "replicate",
+    "replicate_key",
 )
 
 
@@ -314,11 +322,12 @@ def _run_match(args: argparse.Namespace) -> int:
     extra: list[MatchListener] = []
     if config.replicate is not None:
         from serialref.errors import ConfigError
-        from serialref.replication import JournalReplicator
+        from serialref.standby.primary import JournalReplicator
 
         if config.journal is None:
             raise ConfigError("replicate", "needs --journal: the standby is sent the journal file")
-        extra.append(JournalReplicator(config.replicate, config.journal))
+        key = _replication_key(args, config, option="--replicate-key")
+        extra.append(JournalReplicator(config.replicate, config.journal, key))
     complete = run_referee(
         config,
         console=sys.stdout if sys.stdout.isatty() else None,
@@ -344,12 +353,25 @@ def _add_standby_verb(
         parents=[common],
         help="mirror a referee's journal and take its match over when it falls silent",
         description="Listen on ADDRESS (HOST:PORT) for a referee started with --replicate, "
-        "mirror its journal to --journal, and when its heartbeat has been silent for "
-        "--takeover-after seconds, open PORT_A and PORT_B (retrying while the other referee "
-        "still holds them) and resume the match. See docs/standby.md.",
+        "check that it holds the same --key, mirror its journal to --journal, and when its "
+        "heartbeat has been silent for --takeover-after seconds, open PORT_A and PORT_B "
+        "(retrying while the other referee still holds them) and resume the match. "
+        "See docs/standby.md.",
     )
-    standby.add_argument("address", metavar="ADDRESS", help="HOST:PORT to listen on")
+    standby.add_argument(
+        "address",
+        metavar="ADDRESS",
+        help="HOST:PORT to listen on (one interface, e.g. 192.168.1.20:7600); "
+        "a PORT alone listens on 127.0.0.1, this machine only",
+    )
     _add_match_options(standby)
+    standby.add_argument(
+        "--key",
+        dest="replicate_key",
+        type=Path,
+        metavar="FILE",
+        help="the key shared with the primary (`serialref keygen FILE`; replicate_key in --config)",
+    )
     standby.add_argument(
         "--takeover-after",
         type=float,
@@ -361,13 +383,54 @@ def _add_standby_verb(
 
 
 def _run_standby(args: argparse.Namespace) -> int:
-    from serialref.replication import open_mirror, stand_by
+    from functools import partial
+
+    from serialref.notify import SystemdNotifier
+    from serialref.referee import match_settings, run_referee
+    from serialref.standby.takeover import open_mirror, stand_by
 
     config = _match_config(args)
     _configure_match_logging(args, config)
-    with open_mirror(config, args.address, takeover_after=args.takeover_after) as mirror:
-        complete = stand_by(config, mirror, console=sys.stdout if sys.stdout.isatty() else None)
+    key = _replication_key(args, config, option="--key")
+    run_match = partial(run_referee, console=sys.stdout if sys.stdout.isatty() else None)
+    settings = match_settings(config)
+    with open_mirror(config, args.address, key, takeover_after=args.takeover_after) as mirror:
+        complete = stand_by(config, settings, mirror, run_match, notifier=SystemdNotifier())
     return EXIT_OK if complete else EXIT_INTERRUPTED
+
+
+def _replication_key(args: argparse.Namespace, config: MatchConfig, *, option: str) -> bytes:
+    """The key file's bytes; the error names the option, or the file's key it came from."""
+    from serialref.standby.keys import load_key, missing_key_error
+
+    if config.replicate_key is None:
+        raise missing_key_error(option)
+    given_here = getattr(args, "replicate_key", None) is not None
+    return load_key(config.replicate_key, option=option if given_here else "replicate_key")
+
+
+def _add_keygen_verb(
+    verbs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    keygen = verbs.add_parser(
+        "keygen",
+        parents=[common],
+        help="make a key file for replication to a hot standby",
+        description="Write 32 random bytes to the new file FILE, readable by its owner only "
+        "(mode 0600); an existing file is never overwritten. Copy it to the standby's "
+        "machine, keeping its mode, and give it to `serialref run --replicate-key` and "
+        "`serialref standby --key`. See docs/standby.md.",
+    )
+    keygen.add_argument("file", type=Path, metavar="FILE", help="the key file to create")
+    keygen.set_defaults(handler=_run_keygen)
+
+
+def _run_keygen(args: argparse.Namespace) -> int:
+    from serialref.standby.keys import generate_key
+
+    generate_key(args.file)
+    print(f"{args.file}: new replication key (mode 0600); copy it to the other machine")
+    return EXIT_OK
 
 
 # -------------------------------------------------------------------------- demo

@@ -52,8 +52,8 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 _TOP_LEVEL_KEYS = (
     "games", "tc", "fen", "openings", "pgn", "journal", "event", "site", "reset_delay",
-    "conclude_delay", "on_infraction", "rejoin_window", "replicate", "log_level", "baud",
-    "newline", "ports",
+    "conclude_delay", "on_infraction", "rejoin_window", "replicate", "replicate_key", "log_level",
+    "baud", "newline", "ports",
 )
 _PORT_KEYS = (
     "path", "name", "baud", "bytesize", "parity", "stopbits", "rtscts", "xonxoff", "newline",
@@ -64,7 +64,7 @@ _PORT_NAMES = ("a", "b")
 OVERRIDE_NAMES = frozenset({
     "port_a", "port_b", "games", "tc", "fen", "openings", "pgn", "journal", "event", "site",
     "name_a", "name_b", "reset_delay", "conclude_delay", "baud", "newline", "on_infraction",
-    "rejoin_window", "replicate", "log_level",
+    "rejoin_window", "replicate", "replicate_key", "log_level",
 })
 """Keys ``load_config`` accepts in ``overrides``: the ``serialref run`` options, ``-`` as ``_``."""
 
@@ -84,6 +84,7 @@ _DEFAULTS: Mapping[str, object] = MappingProxyType({
     "on_infraction": "forfeit",
     "rejoin_window": 0.0,
     "replicate": "",
+    "replicate_key": "",
     "log_level": "info",
     "baud": 9600,
     "newline": "crlf",
@@ -128,6 +129,8 @@ class MatchConfig:
     a lost line is waited for with the clock running, so only the flag can decide.
     """
     replicate: str | None
+    replicate_key: Path | None
+    """The file holding the key shared with the standby (``serialref keygen``)."""
     log_level: str
 
 
@@ -191,6 +194,7 @@ def load_config(path: Path | None, overrides: Mapping[str, object] = _NO_OVERRID
         on_infraction=_choice(setting("on_infraction"), ON_INFRACTION),
         rejoin_window=_seconds(setting("rejoin_window")),
         replicate=_replica_address(setting("replicate")),
+        replicate_key=_optional_path(setting("replicate_key")),
         log_level=_choice(setting("log_level"), LOG_LEVELS),
     )
 

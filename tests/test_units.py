@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SYSTEMD = ROOT / "systemd"
 RULES = ROOT / "udev" / "70-serialref.rules"
 REFEREE_UNIT = "serialref.service"
+STANDBY_UNIT = "serialref-standby.service"
 CLIENT_INSTANCE = "serialref-client@ttyUSB0.service"
 SAFE_EXPOSURE = 1.0
 
@@ -101,7 +102,7 @@ def report(capsys: pytest.CaptureFixture[str], text: str) -> None:
 def test_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
     root = install(tmp_path)
     result = analyze("verify", f"--root={root}", "--man=no", "--recursive-errors=no",
-                     REFEREE_UNIT, CLIENT_INSTANCE)
+                     REFEREE_UNIT, STANDBY_UNIT, CLIENT_INSTANCE)
     assert result.returncode == 0, result.stderr
     assert "serialref" not in result.stderr, result.stderr
 
@@ -118,7 +119,7 @@ def test_verify_catches_a_missing_executable(tmp_path: Path) -> None:
 
 @needs_systemd_analyze
 def test_drop_ins_pass_systemd_analyze_verify(tmp_path: Path) -> None:
-    root = install(tmp_path, drop_ins=("network.conf", "mini-uart.conf"))
+    root = install(tmp_path, drop_ins=("network.conf", "mini-uart.conf", "replicate.conf"))
     result = analyze("verify", f"--root={root}", "--man=no", "--recursive-errors=no", REFEREE_UNIT)
     assert result.returncode == 0, result.stderr
     assert "serialref" not in result.stderr, result.stderr
@@ -130,6 +131,27 @@ def test_referee_unit_is_safe(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     report(capsys, f"systemd-analyze security {REFEREE_UNIT}: exposure {level} {verdict}")
     assert level <= SAFE_EXPOSURE
     assert verdict in ("SAFE", "PERFECT")
+
+
+@needs_systemd_analyze
+def test_standby_unit_is_as_safe_as_a_referee_on_the_network(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    standby, verdict = exposure(install(tmp_path / "standby"), STANDBY_UNIT)
+    referee, _ = exposure(install(tmp_path / "referee", drop_ins=("network.conf",)), REFEREE_UNIT)
+    report(capsys, f"systemd-analyze security {STANDBY_UNIT}: exposure {standby} {verdict}")
+    assert standby <= referee <= 2.0
+
+
+def test_the_standby_unit_reads_its_key_from_a_credential() -> None:
+    text = (SYSTEMD / STANDBY_UNIT).read_text(encoding="utf-8")
+    credential = re.search(r"^LoadCredential=(\S+):/etc/serialref/\S+$", text, re.MULTILINE)
+    assert credential, "no LoadCredential= for the key"
+    assert f"--key %d/{credential.group(1)}" in text  # %d: $CREDENTIALS_DIRECTORY
+    assert re.search(r"^RestartPreventExitStatus=2$", text, re.MULTILINE)
+    drop_in = (SYSTEMD / "drop-ins" / "replicate.conf").read_text(encoding="utf-8")
+    assert f"--replicate-key %d/{credential.group(1)}" in drop_in
+    assert f"LoadCredential={credential.group(1)}:" in drop_in
 
 
 @needs_systemd_analyze

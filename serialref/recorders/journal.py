@@ -52,6 +52,7 @@ from serialref.events import (
 __all__ = [
     "JournalGame",
     "JournalRecorder",
+    "decode_entry",
     "encode_entry",
     "games_from_journal",
     "read_journal",
@@ -167,7 +168,7 @@ def _tuple_fields(name: str) -> frozenset[str]:
     return frozenset(name for name, hint in hints.items() if typing.get_origin(hint) is tuple)
 
 
-def _decode_entry(raw: bytes) -> MatchEvent:
+def decode_entry(raw: bytes) -> MatchEvent:
     """Rebuild one event from its line; ``ValueError`` says what is wrong with it."""
     entry = json.loads(raw.decode("ascii"))
     if not isinstance(entry, dict):
@@ -212,7 +213,7 @@ def read_journal(path: Path) -> list[MatchEvent]:
     events = []
     for number, raw in enumerate(lines, start=1):
         try:
-            events.append(_decode_entry(raw))
+            events.append(decode_entry(raw))
         except (UnicodeDecodeError, ValueError) as exc:
             raise RecorderError(
                 f"{path}, line {number}: not a journal entry ({exc}): {escape(raw[:80])}"

@@ -1,22 +1,22 @@
 """Hot standby end to end: the primary is killed mid-game and the standby finishes the match.
 
-Primary and standby are separate processes (the primary must die by SIGKILL, and a
-standby that fails must be killable), each started through a small script: the
-primary is ``run_referee`` with a :class:`JournalReplicator`, the standby is
-``stand_by`` on a :class:`JournalMirror` bound to a free port, which it reports on
-its stdout. The players are seeded built-in ``serialref client`` processes on the
-far ends of virtual null-modem cables, and both referees share one PGN file, as
-they would on one machine.
+Both referees are the command line itself, in separate processes (the primary must die
+by SIGKILL, and a standby that fails must be killable): ``serialref run --replicate
+... --replicate-key`` and ``serialref standby ... --key``, sharing one key made by
+``serialref keygen``. The standby listens on a free port, which it names in its log.
+The players are seeded built-in ``serialref client`` processes on the far ends of
+virtual null-modem cables, and both referees share one PGN file, as they would on one
+machine.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -32,31 +32,7 @@ from serialref.testing import null_modem_cable
 
 GAMES = 2
 RUN_TIMEOUT = 25.0
-
-REFEREE_SCRIPT = textwrap.dedent(
-    """
-    import json, sys
-    from serialref.config import load_config
-    from serialref.referee import run_referee
-    from serialref.replication import JournalReplicator, open_mirror, stand_by
-
-    role, address, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    config = load_config(None, options)
-    if role == "primary":
-        replicator = JournalReplicator(address, config.journal, heartbeat_interval=0.1)
-        complete = run_referee(config, extra_listeners=[replicator])
-    else:
-        with open_mirror(config, address, takeover_after=1.0) as mirror:
-            sys.stdout.write(mirror.address + "\\n")
-            sys.stdout.flush()
-            complete = stand_by(config, mirror)
-    sys.exit(0 if complete else 4)
-    """
-)
-
-
-def referee(role: str, address: str, options: dict[str, object]) -> list[str]:
-    return [sys.executable, "-c", REFEREE_SCRIPT, role, address, json.dumps(options)]
+SERIALREF = [sys.executable, "-m", "serialref"]
 
 
 @contextmanager
@@ -117,21 +93,26 @@ def test_the_standby_finishes_the_match_of_a_primary_killed_mid_game(
                 [sys.executable, "-m", "serialref", "client", cable.path_b,
                  "--player", kind, "--seed", seed, "--log", str(tmp_path / f"{kind}.log")],
             ))  # fmt: skip
-        options: dict[str, object] = {
-            "port_a": cables[0].path_a, "port_b": cables[1].path_a, "games": GAMES,
-            "tc": "900+5", "pgn": str(pgn), "reset_delay": 0.2, "conclude_delay": 0.2,
-        }  # fmt: skip
+        key = tmp_path / "replication.key"
+        subprocess.run([*SERIALREF, "keygen", str(key)], check=True, capture_output=True)
+        options = [
+            cables[0].path_a, cables[1].path_a, "--games", str(GAMES), "--tc", "900+5",
+            "--pgn", str(pgn), "--reset-delay", "0.2", "--conclude-delay", "0.2",
+            "--log-level", "info",
+        ]  # fmt: skip
         standby = stack.enter_context(process(
-            referee("standby", "127.0.0.1:0", {**options, "journal": str(mirror)}),
-            stdout=subprocess.PIPE, stderr=stack.enter_context(standby_log.open("w")),
+            [*SERIALREF, "standby", "127.0.0.1:0", *options, "--journal", str(mirror),
+             "--key", str(key), "--takeover-after", "1.5"],
+            stderr=stack.enter_context(standby_log.open("w")),
         ))  # fmt: skip
-        assert standby.stdout is not None
-        address = standby.stdout.readline().strip()
-        assert address.startswith("127.0.0.1:"), address
+        wait_for(lambda: "standby listening on" in standby_log.read_text(), "the standby")
+        found = re.search(r"standby listening on (127\.0\.0\.1:\d+)", standby_log.read_text())
+        assert found, standby_log.read_text()
         with process(
-            referee("primary", address, {**options, "journal": str(primary_journal)}),
+            [*SERIALREF, "run", *options, "--journal", str(primary_journal),
+             "--replicate", found.group(1), "--replicate-key", str(key)],
             stderr=subprocess.DEVNULL,
-        ) as primary:
+        ) as primary:  # fmt: skip
             try:
                 wait_for(lambda: moves_in(mirror, 2) >= 6, "six moves of game 2 in the mirror")
                 if hung_first:
@@ -142,7 +123,9 @@ def test_the_standby_finishes_the_match_of_a_primary_killed_mid_game(
                 primary.send_signal(signal.SIGKILL)
         assert standby.wait(timeout=RUN_TIMEOUT) == 0, standby_log.read_text()
 
-    assert "taking over the match" in standby_log.read_text()
+    log = standby_log.read_text()
+    assert "taking over the match" in log
+    assert "refused" not in log and "Traceback" not in log, log
     journal = read_journal(mirror)
     takeover = next(
         index for index, event in enumerate(journal)
