@@ -21,6 +21,7 @@ from serialref.events import GameEnded, GameStarted, MatchEvent, MatchListener, 
 from serialref.match import MatchSettings, Opening
 from serialref.notify import SystemdNotifier
 from serialref.observers.console import ConsoleObserver
+from serialref.observers.progress import ProgressObserver
 from serialref.openings import load_openings, opening_from_fen
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
@@ -100,13 +101,15 @@ def run_referee(
     config: MatchConfig,
     *,
     console: TextIO | None = None,
+    progress: TextIO | None = None,
     extra_listeners: Sequence[MatchListener] = (),
     on_ready: Callable[[], None] | None = None,
 ) -> bool:
     """Play the configured match; True when complete, False when stopped.
 
     ``on_ready`` runs once both ports are open: players started before that
-    would lose their first sign-on, which opening a port discards.
+    would lose their first sign-on, which opening a port discards. ``console`` gets
+    the live board, ``progress`` the games, the score and the Elo estimate.
     """
     settings = match_settings(config)
     plans = port_plans(config)
@@ -130,6 +133,8 @@ def run_referee(
             )
         if console is not None:
             listeners.append(ConsoleObserver(console))
+        if progress is not None:  # after the console, which redraws above it
+            listeners.append(ProgressObserver(progress, resumed=resumed.point if resumed else None))
         listeners.extend(extra_listeners)
         listeners.append(SystemdStatusObserver(notifier))
         for listener in listeners:
