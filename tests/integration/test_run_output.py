@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import chess
 import pytest
 
-from serialref.testing import null_modem_cable
+from serialref import records
+from serialref.epd import format_record
+from serialref.testing import Peer, null_modem_cable
 
 SERIALREF = [sys.executable, "-m", "serialref"]
 PLAYERS = (("greedy", "1"), ("random", "2"))
@@ -87,3 +90,24 @@ def test_the_demo_says_what_it_does_before_the_players_sign_on(
     assert lines[6:15][-1] == "  a b c d e f g h"  # the final position, with coordinates
     assert "Finished match" in lines
     assert lines[-3].startswith("PGN:")
+
+
+@pytest.mark.parametrize(("level", "transcript"), [("info", False), ("debug", True)])
+def test_the_client_logs_what_its_log_level_asks_for(
+    null_modem: tuple[str, Peer], level: str, transcript: bool
+) -> None:
+    path, peer = null_modem
+    client = subprocess.Popen(
+        [*SERIALREF, "client", path, "--player", "random", "--log-level", level],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert "refreq sign_on" in peer.read_line(timeout=20)
+        peer.send_line(format_record(records.disconnect(chess.Board())))
+        _, err = client.communicate(timeout=20)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.communicate()
+    assert client.returncode == 0, err
+    assert (" DEBUG " in err) is transcript, err
