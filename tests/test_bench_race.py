@@ -1,4 +1,4 @@
-"""bench/race.py measures what it prints: CPU from /proc, peers by path, "not measured" otherwise."""
+"""bench/race.py measures what it prints: CPU from /proc, peers by path, else "not measured"."""
 
 from __future__ import annotations
 
