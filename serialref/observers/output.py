@@ -24,18 +24,18 @@ class ObserverOutput:
     """Writes and flushes whole pieces of text until the stream fails once."""
 
     def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
+        self._stream = stream
         self._failed = False
 
     def write(self, text: str) -> None:
         if self._failed:
             return
         try:
-            self.stream.write(text)
-            self.stream.flush()
+            self._stream.write(text)
+            self._stream.flush()
         except (OSError, ValueError) as exc:  # ValueError: the stream was closed
             self._failed = True
-            LOGGER.warning("%s: output stopped: %s", _name(self.stream), exc)
+            LOGGER.warning("%s: output stopped: %s", _name(self._stream), exc)
 
     def flush(self) -> None:
         self.write("")

@@ -55,6 +55,9 @@ class ProgressObserver:
         if resumed is not None:
             for white_port, result in resumed.results:
                 self._score = self._score.after(result, as_white=white_port == "a")
+            for port, name in zip("ab", resumed.names, strict=True):
+                if name:
+                    self._names[port] = printable(name)
         if self._current is not None:
             self._learn(self._current)
         self._silent = False
