@@ -1,7 +1,7 @@
 """Records per second: serialref's strict EPD codec against python-chess, on the same lines.
 
 Run as ``python bench/epd_codec.py``.  The positions are the fixture suites in
-shared/fixtures/epd, read with the lenient reader and written normalised, which is the
+tests/fixtures/epd, read with the lenient reader and written normalised, which is the
 form that arrives on the wire.  Each side is fed what it can read: python-chess takes
 every bare word for a move, so its copy of each line has string operands quoted
 (``id "BK.01"`` for ``id BK.01``); records it still refuses are left out for both.
@@ -32,7 +32,7 @@ from serialref.epd import (
 )
 from serialref.errors import RecordError
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "epd"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "epd"
 ROUNDS = 5
 REPEAT = 10
 

@@ -9,7 +9,8 @@ Each game is played twice in one run, with the journal and the PGN (fsync
 included) and without any recorder, so the two figures are measured side by
 side. Prints CPU and wall time per ply (median, p99), the journal's own share,
 the ratio of per-ply cost around ply 400 to around ply 20, and the referee's CPU
-use while a player thinks.
+use while a player thinks. ``bench/race.py`` puts the whole ``serialref run``
+process next to fastchess and cutechess-cli.
 """
 
 from __future__ import annotations
@@ -246,7 +247,6 @@ def main() -> None:
     print(f"{args.games} games of {PLIES} plies per configuration, instant players")
     report("with journal and PGN (fsync per move)", recorded, journal_cost)
     report("without recorders", bare)
-    print("for scale on this machine: fastchess 0.09 ms, cutechess-cli 0.17 ms CPU per ply")
 
 
 class StopAfter:

@@ -67,7 +67,7 @@ class Verdict:
 
 # python-chess names its Status flags for programmers; these read better in a report.
 _STATUS_WORDS = {
-    chess.STATUS_OPPOSITE_CHECK: "opponent king in check",
+    chess.STATUS_OPPOSITE_CHECK: "the side not to move is in check",
     chess.STATUS_EMPTY: "empty board",
     chess.STATUS_BAD_CASTLING_RIGHTS: "castling rights without king and rook at home",
     chess.STATUS_INVALID_EP_SQUARE: "en passant square without a pawn that just moved two",

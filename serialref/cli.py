@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, NoReturn, TextIO, cast
 
 from serialref import __version__
-from serialref.errors import SerialrefError
+from serialref.errors import InputError, SerialrefError
 
 if TYPE_CHECKING:
     from serialref.config import MatchConfig
@@ -33,26 +34,21 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the process exit code."""
+    """Run the command line; returns the process exit code.
+
+    ``--debug`` adds the traceback to an error's line on stderr; it never changes
+    the exit code, so scripts behave the same while someone investigates.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
-    _setup_logging(args)
-    handler: Handler | None = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
+    handler: Handler = args.handler
     try:
+        _setup_logging(args)
         return handler(args)
     except SerialrefError as exc:
-        if args.debug:
-            raise
-        print(f"serialref: error: {exc}", file=sys.stderr)
-        return _exit_code_for(exc)
+        return _fail(args, f"serialref: error: {exc}", _exit_code_for(exc))
     except KeyboardInterrupt:
-        if args.debug:
-            raise
-        print("serialref: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _fail(args, "serialref: interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         # Output piped into `head` and the like: not an error of ours.
         sys.stderr.close()
@@ -60,13 +56,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         # A bug of ours. The referee's journal holds the match, so a restart
         # (systemd's Restart=on-failure) resumes it; the user gets one line.
-        if args.debug:
-            raise
-        print(
-            f"serialref: internal error: {exc!r} (run again with --debug for the traceback)",
-            file=sys.stderr,
-        )
-        return EXIT_FAILURE
+        hint = "" if args.debug else " (run again with --debug for the traceback)"
+        return _fail(args, f"serialref: internal error: {exc!r}{hint}", EXIT_FAILURE)
+
+
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    """One line on stderr, after the traceback when debugging; the exit code either way."""
+    if args.debug:
+        traceback.print_exc(file=sys.stderr)
+    print(message, file=sys.stderr)
+    return code
 
 
 def _exit_code_for(exc: SerialrefError) -> int:
@@ -82,44 +81,86 @@ def _exit_code_for(exc: SerialrefError) -> int:
 def _setup_logging(args: argparse.Namespace) -> None:
     from serialref.logsetup import configure_logging
 
-    configure_logging("debug" if args.debug else args.log_level or "warning")
+    configure_logging("debug" if args.debug else args.log_level or args.verb_log_level)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors, and options and operands in any order.
+
+    A usage block of a dozen lines hides the one line that says what is wrong; the
+    full usage is a ``--help`` away. Options may come after the operands, as users
+    of Unix tools expect: ``serialref epd purge bm -o out.epd in.epd``.
+    """
+
+    _intermixing = False
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"serialref: error: {message}; see `{self.prog} --help`\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # Intermixed parsing cannot handle sub-commands, and calls this method itself.
+        if self._subparsers is not None or self._intermixing:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole argument grammar, one sub-parser per verb."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="serialref",
         description="Serial-line chess referee speaking the EPD referee protocol.",
-        parents=[_common_options(argparse.SUPPRESS)],
+        parents=[_common_options("warning")],
     )
-    parser.set_defaults(debug=False, log_level=None, handler=None)
-    # Sub-parsers repeat the options with SUPPRESS defaults so that
-    # `serialref --debug run ...` and `serialref run --debug ...` both work.
-    common = _common_options(argparse.SUPPRESS)
+    parser.set_defaults(debug=False, log_level=None)
     parser.add_argument("--version", action="version", version=f"serialref {__version__}")
-    verbs = parser.add_subparsers(title="commands", metavar="COMMAND")
-    _add_run_verb(verbs, common)
-    _add_standby_verb(verbs, common)
-    _add_keygen_verb(verbs, common)
-    _add_demo_verb(verbs, common)
-    _add_client_verb(verbs, common)
-    _add_config_verbs(verbs, common)
-    _add_ports_verb(verbs, common)
-    _add_epd_verbs(verbs, common)
+    verbs = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(title="commands", metavar="COMMAND", required=True),
+    )
+    # Each verb repeats the options, so that `serialref --debug run ...` and
+    # `serialref run --debug ...` both work, with its own default log level.
+    _add_run_verb(verbs, _common_options(_MATCH_LOG_LEVEL, from_config=True))
+    _add_standby_verb(verbs, _common_options(_MATCH_LOG_LEVEL, from_config=True))
+    _add_keygen_verb(verbs, _common_options("warning"))
+    _add_demo_verb(verbs, _common_options("warning"))
+    _add_client_verb(verbs, _common_options("info"))
+    _add_config_verbs(verbs, _common_options("warning"))
+    _add_ports_verb(verbs, _common_options("warning"))
+    _add_epd_verbs(verbs, _common_options("warning"))
     return parser
 
 
-def _common_options(default: object) -> argparse.ArgumentParser:
+_MATCH_LOG_LEVEL = "info"
+"""``run`` and ``standby`` log as the configuration's ``log_level`` says, which defaults to this."""
+
+
+def _common_options(log_level: str, *, from_config: bool = False) -> argparse.ArgumentParser:
+    """``--debug`` and ``--log-level``, with a verb's default log level.
+
+    ``from_config``: the verb reads a ``--config`` file, whose ``log_level`` comes first.
+    """
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--debug", action="store_true", default=default, help="show tracebacks and debug logging"
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="log everything, and print an error's traceback above its line "
+        "(the exit code stays the same)",
     )
+    from_file = " or the --config file's log_level" if from_config else ""
     common.add_argument(
         "--log-level",
-        default=default,
+        default=argparse.SUPPRESS,
         choices=["debug", "info", "warning", "error"],
-        help="how much to log on stderr (default: warning)",
+        help=f"how much to log on stderr (default: {log_level}{from_file})",
     )
+    common.set_defaults(verb_log_level=log_level)
     return common
 
 
@@ -127,7 +168,7 @@ def _add_epd_verbs(
     verbs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
     epd = verbs.add_parser("epd", parents=[common], help="process EPD files (spec section 7)")
-    epd_verbs = epd.add_subparsers(title="EPD verbs", metavar="VERB")
+    epd_verbs = epd.add_subparsers(title="EPD verbs", metavar="VERB", required=True)
 
     normalize = epd_verbs.add_parser(
         "normalize",
@@ -187,7 +228,7 @@ def _open_input(stack: ExitStack, path: str) -> tuple[BinaryIO, str]:
     try:
         return stack.enter_context(Path(path).open("rb")), path
     except OSError as exc:
-        raise SerialrefError(f"cannot read {path!r}: {exc.strerror}") from exc
+        raise InputError(f"cannot read {path!r}: {exc.strerror}") from exc
 
 
 def _open_output(stack: ExitStack, path: str) -> TextIO:
@@ -212,9 +253,12 @@ def _add_run_verb(
         description="Referee a match between the players on PORT_A and PORT_B (device paths "
         "or pyserial URLs). The player on PORT_A has White in game 1; colours alternate. "
         "Every option can also come from the --config file; the command line wins. "
+        "Progress goes to stdout as engine testers know it (games, score, Elo); on a "
+        "terminal the board is shown live as well. "
         f"Exit codes: {EXIT_OK} match complete, {EXIT_USAGE} bad usage or configuration, "
         f"{EXIT_PORT} a port cannot be opened, {EXIT_INTERRUPTED} match interrupted "
-        f"(SIGTERM/SIGINT), {EXIT_FAILURE} another error (a record could not be written).",
+        f"(SIGTERM/SIGINT), {EXIT_FAILURE} a file cannot be read or written, or another "
+        "error; --debug never changes them.",
     )
     _add_match_options(run)
     run.add_argument(
@@ -228,6 +272,11 @@ def _add_run_verb(
         action="store_true",
         help="keep an existing journal aside (as JOURNAL.1, .2, ...) and start a new match"
         " instead of resuming it",
+    )
+    run.add_argument(
+        "--quiet",
+        action="store_true",
+        help="nothing on stdout: no progress lines, no live board",
     )
     run.set_defaults(handler=_run_match)
 
@@ -328,9 +377,11 @@ def _run_match(args: argparse.Namespace) -> int:
             raise ConfigError("replicate", "needs --journal: the standby is sent the journal file")
         key = _replication_key(args, config, option="--replicate-key")
         extra.append(JournalReplicator(config.replicate, config.journal, key))
+    quiet = args.quiet
     complete = run_referee(
         config,
-        console=sys.stdout if sys.stdout.isatty() else None,
+        console=sys.stdout if sys.stdout.isatty() and not quiet else None,
+        progress=None if quiet else sys.stdout,
         extra_listeners=extra,
         new_match=args.new_match,
     )
@@ -592,7 +643,7 @@ def _add_config_verbs(
     verbs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
     config = verbs.add_parser("config", parents=[common], help="work with configuration files")
-    config_verbs = config.add_subparsers(title="config verbs", metavar="VERB")
+    config_verbs = config.add_subparsers(title="config verbs", metavar="VERB", required=True)
     check = config_verbs.add_parser(
         "check", parents=[common], help="validate a configuration file without opening ports"
     )
@@ -601,16 +652,24 @@ def _add_config_verbs(
 
 
 def _run_config_check(args: argparse.Namespace) -> int:
-    from serialref.config import check_config
+    """What ``run --config FILE`` checks before it opens a port: the same file passes both.
+
+    A file that cannot be read is an error like any other verb's (exit 5); a file
+    that is read and refused is a rejected input (exit 1), named in the message.
+    """
+    from serialref.config import check_config, missing_port_paths
     from serialref.errors import ConfigError
+    from serialref.referee import match_settings
 
     try:
-        check_config(args.file)
+        config = check_config(args.file)
+        match_settings(config)  # the openings book and the start position, as run reads them
     except ConfigError as exc:
-        # Errors about the file itself (missing, bad TOML) name it already.
-        print(f"{args.file}: {exc}" if exc.key else str(exc), file=sys.stderr)
+        print(exc if exc.source else f"{args.file}: {exc}", file=sys.stderr)
         return EXIT_REJECTED
-    print(f"{args.file}: ok")
+    missing = missing_port_paths(config)
+    still = f"; the command line must still give {' and '.join(missing)}" if missing else ""
+    print(f"{args.file}: ok{still}")
     return EXIT_OK
 
 

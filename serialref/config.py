@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 import socket
 import tomllib
@@ -29,7 +30,7 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from serialref.clock import TimeControl
-from serialref.errors import ConfigError
+from serialref.errors import ConfigError, InputError
 from serialref.openings import opening_from_fen
 from serialref.transport import PortSettings
 
@@ -40,6 +41,7 @@ __all__ = [
     "PortConfig",
     "check_config",
     "load_config",
+    "missing_port_paths",
     "require_port_paths",
 ]
 
@@ -149,13 +151,85 @@ def load_config(path: Path | None, overrides: Mapping[str, object] = _NO_OVERRID
     ``reset_delay``, ...); a ``None`` value means the option was not given. ``baud`` and
     ``newline`` given on the command line apply to both ports, above the ports' own
     tables. Errors are :class:`ConfigError` naming the key path (``--games`` for a
-    command-line value), the value and what is allowed.
+    command-line value), the value and what is allowed, and the file for a value from it.
+    A file that cannot be read at all is an :class:`InputError`.
     """
-    document = _read_toml(path) if path is not None else {}
     unknown_override = sorted(set(overrides) - OVERRIDE_NAMES)
     if unknown_override:
         raise ConfigError(unknown_override[0], "not an option of serialref run")
+    document = _read_toml(path) if path is not None else {}
     given = {name: value for name, value in overrides.items() if value is not None}
+    try:
+        return _match_config(document, given)
+    except ConfigError as exc:
+        if path is None or exc.source or exc.key.startswith("--"):
+            raise
+        # The user must find the line: name the file the wrong value is in.
+        raise ConfigError(exc.key, exc.reason, source=str(path)) from exc
+
+
+def check_config(path: Path) -> MatchConfig:
+    """Check a file exactly as ``serialref run --config FILE`` reads it, opening no port.
+
+    A file without port paths is accepted, as ``run`` accepts it when the command line
+    gives them: :func:`missing_port_paths` says what would still have to be given.
+    """
+    config = load_config(path)
+    if not missing_port_paths(config):
+        try:
+            require_port_paths(config)
+        except ConfigError as exc:
+            raise ConfigError(exc.key, exc.reason, source=str(path)) from exc
+    return config
+
+
+def missing_port_paths(config: MatchConfig) -> tuple[str, ...]:
+    """``PORT_A`` and/or ``PORT_B``: the ports neither the file nor the command line gave."""
+    return tuple(
+        f"PORT_{name.upper()}"
+        for name, port in (("a", config.port_a), ("b", config.port_b))
+        if port.path is None
+    )
+
+
+def require_port_paths(config: MatchConfig) -> tuple[str, str]:
+    """Both port paths, or the error a user sees when one was given nowhere or twice."""
+    paths = []
+    for name, port in (("a", config.port_a), ("b", config.port_b)):
+        if port.path is None:
+            raise ConfigError(
+                f"ports.{name}.path",
+                f"missing; give player {name.upper()}'s device path or pyserial URL "
+                f"in the file or as PORT_{name.upper()} on the command line",
+            )
+        paths.append(port.path)
+    path_a, path_b = paths
+    if _same_port(path_a, path_b):
+        same = (
+            f"player A and player B are both given {path_a!r}"
+            if path_a == path_b
+            else f"{path_a!r} and {path_b!r} are the same port ({_resolved(path_a)!r})"
+        )
+        raise ConfigError("", f"{same}; each player needs a port of its own")
+    return path_a, path_b
+
+
+def _same_port(path_a: str, path_b: str) -> bool:
+    """Whether two port names reach the same line: a device by any path, or one URL.
+
+    Each ``loop://`` is a line of its own, so two of them are different ports.
+    """
+    if "://" in path_a or "://" in path_b:
+        return path_a == path_b and not path_a.startswith("loop://")
+    return _resolved(path_a) == _resolved(path_b)
+
+
+def _resolved(path: str) -> str:
+    """The device behind a path (udev symlinks such as ``/dev/serial/by-path/...`` resolved)."""
+    return os.path.realpath(path)
+
+
+def _match_config(document: dict[str, object], given: Mapping[str, object]) -> MatchConfig:
     _reject_unknown_keys(document, _TOP_LEVEL_KEYS, "")
     ports_table = _ports_table(document)
 
@@ -199,51 +273,28 @@ def load_config(path: Path | None, overrides: Mapping[str, object] = _NO_OVERRID
     )
 
 
-def check_config(path: Path) -> MatchConfig:
-    """Check a file as the referee box would use it, without opening any port.
-
-    Unlike :func:`load_config` alone, both ports must have a path: the systemd unit
-    passes nothing else on the command line.
-    """
-    config = load_config(path)
-    require_port_paths(config)
-    return config
-
-
-def require_port_paths(config: MatchConfig) -> tuple[str, str]:
-    """Both port paths, or the error a user sees when one was given nowhere."""
-    paths = []
-    for name, port in (("a", config.port_a), ("b", config.port_b)):
-        if port.path is None:
-            raise ConfigError(
-                f"ports.{name}.path",
-                f"missing; give player {name.upper()}'s device path or pyserial URL "
-                f"in the file or as PORT_{name.upper()} on the command line",
-            )
-        paths.append(port.path)
-    return paths[0], paths[1]
-
-
 def _read_toml(path: Path) -> dict[str, object]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(
-            "", f"cannot read configuration file {str(path)!r}: {exc.strerror or exc}"
+        raise InputError(
+            f"cannot read configuration file {str(path)!r}: {exc.strerror or exc}"
         ) from exc
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         bad_line = data.count(b"\n", 0, exc.start) + 1
-        raise ConfigError("", f"{path}, line {bad_line}: not UTF-8 text") from exc
+        raise ConfigError("", f"line {bad_line}: not UTF-8 text", source=str(path)) from exc
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         position = _TOML_POSITION.search(message)
         if position is None:
-            raise ConfigError("", f"{path}: invalid TOML: {message}") from exc
+            raise ConfigError("", f"invalid TOML: {message}", source=str(path)) from exc
         line, column = position.groups()
         raise ConfigError(
-            "", f"{path}, line {line}, column {column}: invalid TOML: {message[:position.start()]}"
+            "",
+            f"line {line}, column {column}: invalid TOML: {message[: position.start()]}",
+            source=str(path),
         ) from exc
 
 
@@ -261,13 +312,15 @@ def _reject_unknown_keys(
 def _ports_table(document: Mapping[str, object]) -> dict[str, dict[str, object]]:
     ports = document.get("ports", {})
     if not isinstance(ports, dict):
-        raise ConfigError("ports", f"expected a table ([ports.a], [ports.b]), got {ports!r}")
+        raise ConfigError("ports", f"expected a table ([ports.a], [ports.b]), got {_shown(ports)}")
     tables: dict[str, dict[str, object]] = {}
     for name, table in ports.items():
         if name not in _PORT_NAMES:
             raise ConfigError(f"ports.{name}", "unknown port; expected 'a' or 'b'")
         if not isinstance(table, dict):
-            raise ConfigError(f"ports.{name}", f"expected a table [ports.{name}], got {table!r}")
+            raise ConfigError(
+                f"ports.{name}", f"expected a table [ports.{name}], got {_shown(table)}"
+            )
         _reject_unknown_keys(table, _PORT_KEYS, f"ports.{name}.")
         tables[name] = table
     return tables
@@ -324,6 +377,15 @@ def _port_config(
     )
 
 
+def _shown(value: object) -> str:
+    """A value as the TOML file spells it: ``true``, not Python's ``True``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    return repr(value)
+
+
 def _option(name: str) -> str:
     """How the user wrote an override: the command-line option."""
     return "--" + name.replace("_", "-")
@@ -338,7 +400,7 @@ def _whole_number(setting: _Setting | None, *, minimum: int = 0, default: int = 
         value = found.value
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             allowed = f"a whole number >= {minimum}" if minimum else "a whole number"
-            raise ConfigError(found.key, f"expected {allowed}, got {value!r}")
+            raise ConfigError(found.key, f"expected {allowed}, got {_shown(value)}")
         return value
 
     return _checked(setting, default, read)
@@ -347,9 +409,9 @@ def _whole_number(setting: _Setting | None, *, minimum: int = 0, default: int = 
 def _number(setting: _Setting | None, *, default: float) -> float:
     def read(found: _Setting) -> float:
         if isinstance(found.value, bool) or not isinstance(found.value, int | float):
-            raise ConfigError(found.key, f"expected a number, got {found.value!r}")
+            raise ConfigError(found.key, f"expected a number, got {_shown(found.value)}")
         if not math.isfinite(found.value):
-            raise ConfigError(found.key, f"expected a finite number, got {found.value!r}")
+            raise ConfigError(found.key, f"expected a finite number, got {_shown(found.value)}")
         return found.value
 
     return _checked(setting, default, read)
@@ -358,14 +420,14 @@ def _number(setting: _Setting | None, *, default: float) -> float:
 def _seconds(setting: _Setting) -> float:
     seconds = _number(setting, default=0.0)
     if seconds < 0:
-        raise ConfigError(setting.key, f"expected seconds >= 0, got {setting.value!r}")
+        raise ConfigError(setting.key, f"expected seconds >= 0, got {_shown(setting.value)}")
     return float(seconds)
 
 
 def _boolean(setting: _Setting | None, *, default: bool) -> bool:
     def read(found: _Setting) -> bool:
         if not isinstance(found.value, bool):
-            raise ConfigError(found.key, f"expected true or false, got {found.value!r}")
+            raise ConfigError(found.key, f"expected true or false, got {_shown(found.value)}")
         return found.value
 
     return _checked(setting, default, read)
@@ -376,7 +438,7 @@ def _text(setting: _Setting | None, *, default: str = "") -> str:
         if isinstance(found.value, Path):
             return str(found.value)
         if not isinstance(found.value, str):
-            raise ConfigError(found.key, f"expected a string, got {found.value!r}")
+            raise ConfigError(found.key, f"expected a string, got {_shown(found.value)}")
         return found.value
 
     return _checked(setting, default, read)

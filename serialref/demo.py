@@ -4,6 +4,10 @@ Two virtual null-modem cables (pseudo-terminal pairs joined by a relay), a
 built-in player as a separate ``serialref client`` process on the far end of
 each, and the referee on the near ends: the same code paths as two PCs on real
 cables.
+
+Starting two Python processes takes a moment before anything can be shown, so
+the demo says what it is doing until the players sign on; the players log
+only warnings, which would otherwise tear the live board apart.
 """
 
 from __future__ import annotations
@@ -50,16 +54,21 @@ def run_demo(directory: Path, *, games: int = 2, tc: str = "60+1", console: Text
         # Each demo is a new match: an old journal would otherwise be resumed.
         stale.unlink(missing_ok=True)
     with ExitStack() as stack:
+        _say(console, "opening two virtual null-modem cables")
         cables = [stack.enter_context(null_modem_cable()) for _ in _PLAYERS]
         players: list[subprocess.Popen[bytes]] = []
         stack.callback(_reap, players)
 
         def start_players() -> None:
+            kinds = " and ".join(f"{kind} (port {port})" for (kind, _), port in zip(
+                _PLAYERS, "ab", strict=True))  # fmt: skip
+            _say(console, f"starting the players, {kinds}, as serialref client processes")
             for cable, (kind, seed), log in zip(cables, _PLAYERS, logs, strict=True):
                 command = [sys.executable, "-m", "serialref", "client", cable.path_b,
                            "--player", kind, "--seed", str(seed), "--pace", _PACE_MS,
-                           "--log", str(log)]  # fmt: skip
+                           "--log", str(log), "--log-level", "warning"]  # fmt: skip
                 players.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
+            _say(console, "waiting for both players to sign on")
 
         config = load_config(
             None,
@@ -75,8 +84,15 @@ def run_demo(directory: Path, *, games: int = 2, tc: str = "60+1", console: Text
                 "conclude_delay": 0.5,
             },
         )
-        complete = run_referee(config, console=console, on_ready=start_players)
+        complete = run_referee(
+            config, console=console, progress=console, on_ready=start_players
+        )
     return DemoResult(complete=complete, pgn=pgn, journal=journal, player_logs=logs)
+
+
+def _say(console: TextIO, text: str) -> None:
+    console.write(f"{text} ...\n")
+    console.flush()
 
 
 def _reap(players: list[subprocess.Popen[bytes]]) -> None:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import BinaryIO, TextIO
 
+import chess
+
 from serialref.adjudication import position_problems
 from serialref.epd import EpdRecord, format_record, parse_lenient
 from serialref.errors import ConfigError, RecordError, escape
@@ -24,7 +26,16 @@ LOGGER = logging.getLogger(__name__)
 _OPCODE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,14}")
 _NON_ASCII_RE = re.compile(rb"[\x80-\xff]")
 
-Transform = Callable[[EpdRecord], EpdRecord]
+_FIELD_RE = re.compile(r"[^ \t]+")
+# The position field a python-chess status flag points at (1 placement, 2 side to move,
+# 3 castling, 4 en passant); every other flag is about the placement.
+_STATUS_FIELD = {
+    chess.STATUS_OPPOSITE_CHECK: 2,
+    chess.STATUS_BAD_CASTLING_RIGHTS: 3,
+    chess.STATUS_INVALID_EP_SQUARE: 4,
+}
+
+Transform = Callable[[EpdRecord, str], EpdRecord]
 
 
 def normalize_stream(*, source: BinaryIO, name: str, out: TextIO, err: TextIO) -> int:
@@ -44,7 +55,7 @@ def purge_stream(opcode: str, *, source: BinaryIO, name: str, out: TextIO, err: 
             f"{escape(opcode)!r} is not an opcode (a letter, then up to 14 letters, digits or '_')",
         )
 
-    def purge(record: EpdRecord) -> EpdRecord:
+    def purge(record: EpdRecord, line: str) -> EpdRecord:
         return record.without(opcode)
 
     return _run(source, name, out, err, purge)
@@ -55,14 +66,24 @@ def check_stream(*, source: BinaryIO, name: str, out: TextIO, err: TextIO) -> in
     return _run(source, name, out, err, _legal)
 
 
-def _unchanged(record: EpdRecord) -> EpdRecord:
+def _unchanged(record: EpdRecord, line: str) -> EpdRecord:
     return record
 
 
-def _legal(record: EpdRecord) -> EpdRecord:
-    problems = position_problems(record.board())
+def _legal(record: EpdRecord, line: str) -> EpdRecord:
+    """The record, if its position is legal; else the problems, at the field to look at."""
+    board = record.board()
+    problems = position_problems(board)
     if problems:
-        raise RecordError(f"illegal position: {', '.join(problems)}")
+        status = board.status()
+        field = min(
+            (_STATUS_FIELD.get(flag, 1) for flag in chess.Status if flag and flag & status),
+            default=1,
+        )
+        starts = [found.start() + 1 for found in _FIELD_RE.finditer(line)]
+        raise RecordError(
+            f"illegal position: {', '.join(problems)}", column=starts[field - 1], raw=line
+        )
     return record
 
 
@@ -72,7 +93,8 @@ def _run(source: BinaryIO, name: str, out: TextIO, err: TextIO, transform: Trans
         if not raw.strip(b" \t\0"):
             continue
         try:
-            record = transform(parse_lenient(_decode(raw)))
+            line = _decode(raw)
+            record = transform(parse_lenient(line), line)
         except RecordError as exc:
             rejected += 1
             where = f"{name}:{number}:{exc.column}" if exc.column else f"{name}:{number}"

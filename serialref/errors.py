@@ -3,7 +3,8 @@
 ::
 
     SerialrefError
-    ├─ ConfigError(ValueError)        a setting: key path + reason
+    ├─ ConfigError(ValueError)        a setting: key path + reason (+ the file it is in)
+    ├─ InputError(OSError)            a file named on the command line cannot be read
     ├─ TransportError(OSError)
     │  ├─ PortOpenError               missing, busy or forbidden port, with a hint
     │  └─ LineLostError               the line went away (unplug, hang-up)
@@ -25,6 +26,7 @@ __all__ = [
     "ConfigError",
     "EngineError",
     "FramingError",
+    "InputError",
     "LineLostError",
     "PortOpenError",
     "ProtocolError",
@@ -65,12 +67,18 @@ class SerialrefError(Exception):
 
 
 class ConfigError(SerialrefError, ValueError):
-    """A configuration value is wrong; the message names the key path."""
+    """A configuration value is wrong; the message names the key path and, if any, its file."""
 
-    def __init__(self, key: str, reason: str) -> None:
-        super().__init__(f"{key}: {reason}" if key else reason)
+    def __init__(self, key: str, reason: str, *, source: str = "") -> None:
+        message = f"{key}: {reason}" if key else reason
+        super().__init__(f"{source}: {message}" if source else message)
         self.key = key
         self.reason = reason
+        self.source = source
+
+
+class InputError(SerialrefError, OSError):
+    """A file named on the command line cannot be read; the message names it and the cause."""
 
 
 class TransportError(SerialrefError, OSError):

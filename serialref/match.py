@@ -180,6 +180,7 @@ class MatchReferee:
         self.games_done = 0
         self.score = [0.0, 0.0]
         self.game: GameReferee | None = None
+        self._last_position: chess.Board | None = None
         self._delay_until: float | None = None
         self._stop_reason = ""
         self._machine = Machine(
@@ -484,8 +485,10 @@ class MatchReferee:
         self.game.start_restored()
 
     def _count_result(self, verdict: Verdict, white_port: str) -> None:
+        assert self.game is not None
         self.games_done += 1
         self._count_score(verdict.result, white_port)
+        self._last_position = self.game.game.board
         self.game = None
         self._delay_until = self._clock() + self.settings.conclude_delay
         for port in PORTS:
@@ -499,11 +502,13 @@ class MatchReferee:
         self._delay_until = None
         for port in PORTS:
             self._report_left_out(port, self._ignored_lines[port].flush())
-        board = (
-            self.game.game.board
-            if self.game is not None
-            else self.settings.opening(self.games_done + 1).board()
-        )
+        # The current position (8.1.2): the game's, or the last game's final one.
+        if self.game is not None:
+            board = self.game.game.board
+        elif self._last_position is not None:
+            board = self._last_position
+        else:
+            board = self.settings.opening(self.games_done + 1).board()
         for port, session in self.sessions.items():
             if session.signed_on:
                 self.send(port, records.disconnect(board))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,11 +50,14 @@ def _unplayable(board: chess.Board) -> str | None:
     """Why a game cannot start from ``board``: illegal, or already over; None if it can."""
     problems = position_problems(board)
     if problems:
-        return f"not a legal position: {', '.join(problems)}"
+        return f"not a legal position to play from: {', '.join(problems)}"
     verdict = RefereeGame(board).automatic_verdict()
     if verdict is not None:
         return f"the game is already over there ({verdict.reason})"
     return None
+
+
+_FEN_QUOTE = re.compile(r":\s*'[^']*'$")
 
 
 def opening_from_fen(fen: str, key: str = "fen") -> Opening:
@@ -61,7 +65,8 @@ def opening_from_fen(fen: str, key: str = "fen") -> Opening:
     try:
         board = chess.Board(fen)
     except ValueError as exc:
-        raise ConfigError(key, f"not a FEN: {exc}") from None
+        # python-chess ends its message with the part it read (": '8/8'"); ours shows it all.
+        raise ConfigError(key, f"{fen!r} is not a FEN: {_FEN_QUOTE.sub('', str(exc))}") from None
     problem = _unplayable(board)
     if problem:
         raise ConfigError(key, f"{fen!r}: {problem}")

@@ -30,6 +30,7 @@ from serialref.events import (
 )
 from serialref.notify import SystemdNotifier
 from serialref.observers.console import ConsoleObserver
+from serialref.observers.progress import ProgressObserver
 from serialref.openings import Opening, load_openings, opening_from_fen
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
@@ -138,6 +139,7 @@ def run_referee(
     config: MatchConfig,
     *,
     console: TextIO | None = None,
+    progress: TextIO | None = None,
     extra_listeners: Sequence[MatchListener] = (),
     on_ready: Callable[[], None] | None = None,
     new_match: bool = False,
@@ -145,7 +147,8 @@ def run_referee(
     """Play the configured match; True when complete, False when stopped.
 
     ``on_ready`` runs once both ports are open: players started before that
-    would lose their first sign-on, which opening a port discards. The extra
+    would lose their first sign-on, which opening a port discards. ``console`` gets
+    the live board, ``progress`` the games, the score and the Elo estimate. The extra
     listeners are observers: they see every event and can never stop the match.
     ``new_match`` sets an existing journal aside instead of resuming it.
     """
@@ -178,6 +181,10 @@ def run_referee(
         observers: list[MatchListener] = []
         if console is not None:
             observers.append(ConsoleObserver(console))
+        if progress is not None:  # after the console, which redraws above it
+            observers.append(
+                ProgressObserver(progress, resumed=resumed.point if resumed else None)
+            )
         observers.extend(extra_listeners)
         observers.append(SystemdStatusObserver(notifier))
         for observer in observers:

@@ -159,7 +159,11 @@ class SerialTransport:
             raise PortOpenError(_open_failure_message(url, exc)) from exc
         transport = cls(url, settings, port)
         LOGGER.info(
-            "opened %r (%s)", url, "serial line" if transport.is_serial_line else "no line rate"
+            "opened %r (%s)",
+            url,
+            f"a serial line at {settings.baudrate} baud"
+            if transport.is_serial_line
+            else "a pseudo-terminal or network port: no line time is taken off the clocks",
         )
         return transport
 
@@ -444,4 +448,5 @@ def _open_failure_message(url: str, exc: BaseException) -> str:
         )
     if code == errno.ENOTTY:
         return f"cannot open {url!r}: not a serial port; list the ports with `serialref ports`"
-    return f"cannot open {url!r}: {exc}"
+    # pyserial's own message repeats the errno and the path: the reason alone is enough.
+    return f"cannot open {url!r}: {os.strerror(code) if code else exc}"

@@ -1,14 +1,31 @@
-"""The command line: exit codes, one-line errors, tracebacks only with --debug."""
+"""The command line: exit codes, one-line errors, tracebacks only with --debug, log levels."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import re
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from serialref import __version__, cli
-from serialref.errors import ConfigError, PortOpenError, RecorderError
+from serialref.errors import ConfigError, InputError, PortOpenError, RecorderError
+
+MISSING_PORTS = ("/dev/serialref-test-missing-a", "/dev/serialref-test-missing-b")
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """main() configures the root logger: give it back as the test found it."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in root.handlers:
+        if handler not in handlers:
+            root.removeHandler(handler)
+    root.setLevel(level)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -17,7 +34,15 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
+def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The stderr of a command line argparse refuses, asserted to exit 2."""
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(list(argv))
+    assert exit_info.value.code == cli.EXIT_USAGE
+    return capsys.readouterr().err
+
+
+def test_version_and_full_help(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["--version"])
     assert exit_info.value.code == 0
@@ -25,56 +50,99 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["run", "--help"])
     assert exit_info.value.code == 0
-    assert re.search(r"Exit\s+codes", capsys.readouterr().out)
-
-
-def test_no_command_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys)
-    assert code == cli.EXIT_USAGE
-    assert "usage: serialref" in err
+    help_text = capsys.readouterr().out
+    assert re.search(r"Exit\s+codes", help_text)
+    assert help_text.startswith("usage: serialref run")
+    for option in ("--games", "--tc", "--config", "--quiet", "--log-level", "--debug"):
+        assert option in help_text
 
 
 @pytest.mark.parametrize(
-    ("error", "code", "message"),
+    ("argv", "message"),
     [
-        (ConfigError("tc", "bad"), cli.EXIT_USAGE, "serialref: error: tc: bad"),
-        (
-            PortOpenError("cannot open '/dev/x': busy"),
-            cli.EXIT_PORT,
-            "serialref: error: cannot open '/dev/x': busy",
-        ),
-        (
-            RecorderError("cannot write /x: No space left on device"),
-            cli.EXIT_FAILURE,
-            "serialref: error: cannot write /x: No space left on device",
-        ),
-        (RuntimeError("boom"), cli.EXIT_FAILURE, "serialref: internal error: RuntimeError('boom')"),
+        ((), "the following arguments are required: COMMAND; see `serialref --help`"),
+        (("epd",), "the following arguments are required: VERB; see `serialref epd --help`"),
+        (("frobnicate",), "invalid choice: 'frobnicate'"),
+        (("run", "--games", "x"),
+         "argument --games: invalid int value: 'x'; see `serialref run --help`"),
+        (("client", "/dev/null"),
+         "one of the arguments --engine --player is required; see `serialref client --help`"),
+        (("epd", "purge"), "the following arguments are required: opcode"),
+        (("run", "a", "b", "c"), "unrecognized arguments: c"),
     ],
 )
+def test_usage_errors_are_one_line_with_a_hint(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    err = usage_error(capsys, *argv)
+    assert err.count("\n") == 1
+    assert err.startswith("serialref: error: ")
+    assert message in err
+
+
+def test_options_may_follow_the_operands(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    source = tmp_path / "in.epd"
+    source.write_text("4k3/8/8/8/8/8/8/4K3 w - - bm Kd2; id \"x\";\n")
+    out = tmp_path / "out.epd"
+    code, _, err = run(capsys, "epd", "purge", "bm", "-o", str(out), str(source))
+    assert (code, err) == (cli.EXIT_OK, "")
+    assert out.read_text() == '4k3/8/8/8/8/8/8/4K3 w - - id "x";\n'
+    args = cli.build_parser().parse_args(["run", "A", "--games", "3", "B"])
+    assert (args.port_a, args.port_b, args.games) == ("A", "B", 3)
+
+
+ERRORS = [
+    (ConfigError("tc", "bad"), cli.EXIT_USAGE, "serialref: error: tc: bad"),
+    (
+        PortOpenError("cannot open '/dev/x': busy"),
+        cli.EXIT_PORT,
+        "serialref: error: cannot open '/dev/x': busy",
+    ),
+    (
+        RecorderError("cannot write /x: No space left on device"),
+        cli.EXIT_FAILURE,
+        "serialref: error: cannot write /x: No space left on device",
+    ),
+    (InputError("cannot read 'x.epd': Is a directory"), cli.EXIT_FAILURE,
+     "serialref: error: cannot read 'x.epd': Is a directory"),
+    (KeyboardInterrupt(), cli.EXIT_INTERRUPTED, "serialref: interrupted"),
+    (RuntimeError("boom"), cli.EXIT_FAILURE, "serialref: internal error: RuntimeError('boom')"),
+]
+
+
+@pytest.mark.parametrize(("error", "code", "message"), ERRORS)
 def test_errors_are_one_line_with_a_documented_exit_code(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    error: Exception,
+    error: BaseException,
     code: int,
     message: str,
 ) -> None:
-    def fail(args: argparse.Namespace) -> int:
-        raise error
-
-    monkeypatch.setattr(cli, "_add_ports_verb", _ports_verb_with(fail))
+    monkeypatch.setattr(cli, "_add_ports_verb", _ports_verb_raising(error))
     result, _, err = run(capsys, "ports")
     assert result == code
-    assert err.strip().splitlines()[-1].startswith(message)
+    assert err.count("\n") == 1
+    assert err.startswith(message)
     assert "Traceback" not in err
 
 
-def test_debug_shows_the_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fail(args: argparse.Namespace) -> int:
-        raise RuntimeError("boom")
-
-    monkeypatch.setattr(cli, "_add_ports_verb", _ports_verb_with(fail))
-    with pytest.raises(RuntimeError, match="boom"):
-        cli.main(["ports", "--debug"])
+@pytest.mark.parametrize(("error", "code", "message"), ERRORS)
+def test_debug_adds_the_traceback_and_keeps_the_exit_code(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    error: BaseException,
+    code: int,
+    message: str,
+) -> None:
+    monkeypatch.setattr(cli, "_add_ports_verb", _ports_verb_raising(error))
+    for argv in (("ports", "--debug"), ("--debug", "ports")):
+        result, _, err = run(capsys, *argv)
+        assert result == code
+        assert err.startswith("Traceback (most recent call last):")
+        assert err.splitlines()[-1].startswith(message)
+        assert "--debug for the traceback" not in err
 
 
 def test_run_without_ports_says_what_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
@@ -84,23 +152,175 @@ def test_run_without_ports_says_what_is_missing(capsys: pytest.CaptureFixture[st
 
 
 def test_run_on_a_missing_port_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "run", "/dev/serialref-test-missing", "/dev/serialref-test-gone")
+    code, _, err = run(capsys, "run", *MISSING_PORTS)
     assert code == cli.EXIT_PORT
     assert "serialref ports" in err
 
 
+def test_the_same_port_twice_is_named_as_such(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    device = tmp_path / "ttyUSB0"
+    device.touch()
+    link = tmp_path / "player-b"
+    link.symlink_to(device)
+    code, _, err = run(capsys, "run", str(device), str(device))
+    assert code == cli.EXIT_USAGE
+    assert err == (
+        f"serialref: error: player A and player B are both given {str(device)!r}; "
+        "each player needs a port of its own\n"
+    )
+    code, _, err = run(capsys, "run", str(device), str(link))
+    assert code == cli.EXIT_USAGE
+    assert f"are the same port ({str(device)!r})" in err
+    assert "busy" not in err
+
+
+def test_an_unopenable_port_gets_the_reason_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run(capsys, "run", str(tmp_path), MISSING_PORTS[1])
+    assert code == cli.EXIT_PORT
+    assert err == f"serialref: error: cannot open {str(tmp_path)!r}: Is a directory\n"
+
+
+@pytest.mark.parametrize(
+    ("verb", "operands", "level"),
+    [
+        (("run",), (), "info or the --config file's log_level"),
+        (("standby",), ("127.0.0.1:7600",), "info or the --config file's log_level"),
+        (("client",), ("PORT", "--player", "random"), "info"),
+        (("demo",), (), "warning"),
+        (("ports",), (), "warning"),
+        (("config", "check"), ("match.toml",), "warning"),
+        (("epd", "check"), (), "warning"),
+    ],
+)
+def test_each_verb_states_its_true_log_level_default(
+    capsys: pytest.CaptureFixture[str],
+    verb: tuple[str, ...],
+    operands: tuple[str, ...],
+    level: str,
+) -> None:
+    with pytest.raises(SystemExit):
+        cli.main([*verb, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"how much to log on stderr (default: {level})" in help_text
+    args = cli.build_parser().parse_args([*verb, *operands])
+    assert args.verb_log_level == level.split(maxsplit=1)[0]
+
+
+@pytest.mark.parametrize(
+    ("options", "file_level", "level"),
+    [
+        ((), None, logging.INFO),
+        ((), "warning", logging.WARNING),
+        (("--log-level", "error"), "debug", logging.ERROR),
+        (("--debug",), "error", logging.DEBUG),
+    ],
+)
+def test_run_logs_at_the_level_its_help_states(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    options: tuple[str, ...],
+    file_level: str | None,
+    level: int,
+) -> None:
+    config = tmp_path / "match.toml"
+    config.write_text(f'log_level = "{file_level}"\n' if file_level else "")
+    code, _, _ = run(capsys, "run", *MISSING_PORTS, "--config", str(config), *options)
+    assert code == cli.EXIT_PORT
+    assert logging.getLogger().level == level
+
+
+def test_other_verbs_log_warnings_by_default(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    source = tmp_path / "in.epd"
+    source.write_text("4k3/8/8/8/8/8/8/4K3 w - -\n")
+    assert run(capsys, "epd", "check", str(source))[0] == cli.EXIT_OK
+    assert logging.getLogger().level == logging.WARNING
+    assert run(capsys, "epd", "check", "--log-level", "info", str(source))[0] == cli.EXIT_OK
+    assert logging.getLogger().level == logging.INFO
+
+
 def test_client_needs_an_engine_or_a_player(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        cli.main(["client", "/dev/null"])
-    assert exit_info.value.code == cli.EXIT_USAGE
-    assert "one of the arguments --engine --player is required" in capsys.readouterr().err
+    err = usage_error(capsys, "client", "/dev/null")
+    assert "one of the arguments --engine --player is required" in err
 
 
-def _ports_verb_with(handler: object) -> object:
+def _ports_verb_raising(error: BaseException) -> object:
+    def fail(args: argparse.Namespace) -> int:
+        raise error
+
     def add(
         verbs: argparse._SubParsersAction[argparse.ArgumentParser],
         common: argparse.ArgumentParser,
     ) -> None:
-        verbs.add_parser("ports", parents=[common]).set_defaults(handler=handler)
+        verbs.add_parser("ports", parents=[common]).set_defaults(handler=fail)
 
     return add
+
+
+BOOK_WITH_A_BAD_LINE = "4k3/8/8/8/8/8/4P3/4K3 w - -\n4k3/8/8/8/8/8/4P3/4K3 w - -1 12\n"
+FILE_PORTS = f'[ports.a]\npath = "{MISSING_PORTS[0]}"\n[ports.b]\npath = "{MISSING_PORTS[1]}"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "ports_in_file", "check_code", "message"),
+    [
+        ("games = 2\n", False, cli.EXIT_OK,
+         "ok; the command line must still give PORT_A and PORT_B"),
+        ('[ports.a]\npath = "/dev/x"\n', False, cli.EXIT_OK,
+         "ok; the command line must still give PORT_B"),
+        (FILE_PORTS, True, cli.EXIT_OK, "ok"),
+        ("games = true\n", False, cli.EXIT_REJECTED,
+         "games: expected a whole number >= 1, got true"),
+        ('tc = "3\n', False, cli.EXIT_REJECTED, "line 1, column 8: invalid TOML"),
+        ('openings = "missing.epd"\n', False, cli.EXIT_REJECTED,
+         "openings: 'missing.epd' is not a file"),
+        ('openings = "book.epd"\n', False, cli.EXIT_REJECTED, "openings: book.epd:2:"),
+        (FILE_PORTS.replace("-b", "-a"), True, cli.EXIT_REJECTED,
+         "player A and player B are both given"),
+    ],
+)
+def test_config_check_accepts_exactly_what_run_accepts(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    text: str,
+    ports_in_file: bool,
+    check_code: int,
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "book.epd").write_text(BOOK_WITH_A_BAD_LINE)
+    config = tmp_path / "match.toml"
+    config.write_text(text)
+    code, out, err = run(capsys, "config", "check", str(config))
+    assert code == check_code
+    assert (out + err).startswith(f"{config}: {message}")
+    assert (out + err).count("\n") == 1
+    ports = () if ports_in_file else MISSING_PORTS
+    code, _, err = run(capsys, "run", *ports, "--config", str(config))
+    if check_code == cli.EXIT_OK:
+        assert code == cli.EXIT_PORT  # accepted: it went on to open the ports
+    else:
+        assert code == cli.EXIT_USAGE
+        assert err.startswith("serialref: error: ") and message in err
+
+
+def test_an_unreadable_file_exits_5_for_every_verb(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for argv in (
+        ("config", "check", str(tmp_path)),
+        ("run", *MISSING_PORTS, "--config", str(tmp_path)),
+        ("epd", "check", str(tmp_path)),
+        ("epd", "normalize", str(tmp_path / "missing.epd")),
+    ):
+        for debug in ((), ("--debug",)):
+            code, _, err = run(capsys, *argv, *debug)
+            assert code == cli.EXIT_FAILURE, argv
+            assert err.splitlines()[-1].startswith("serialref: error: cannot read ")
+            assert "[Errno" not in err.splitlines()[-1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 from pathlib import Path
 
@@ -12,9 +13,10 @@ from serialref.config import (
     OVERRIDE_NAMES,
     check_config,
     load_config,
+    missing_port_paths,
     require_port_paths,
 )
-from serialref.errors import ConfigError
+from serialref.errors import ConfigError, InputError
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "match.toml"
 
@@ -33,12 +35,13 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def rejection(path: Path) -> str:
-    """The message `serialref config check` would print, asserted to be a single line."""
+    """The message `serialref config check` would print after the file's name, on one line."""
     with pytest.raises(ConfigError) as caught:
         check_config(path)
     message = str(caught.value)
     assert "\n" not in message
-    return message
+    assert caught.value.source == str(path)
+    return message.removeprefix(f"{path}: ")
 
 
 # --- the shipped example and the defaults ------------------------------------------------
@@ -160,7 +163,7 @@ def test_require_port_paths_names_the_missing_port() -> None:
     [
         ('games = "3"\n', "games: expected a whole number >= 1, got '3'"),
         ("games = 0\n", "games: expected a whole number >= 1, got 0"),
-        ("games = true\n", "games: expected a whole number >= 1, got True"),
+        ("games = true\n", "games: expected a whole number >= 1, got true"),
         ("reset_delay = -1\n", "reset_delay: expected seconds >= 0, got -1"),
         ('conclude_delay = "5"\n', "conclude_delay: expected a number, got '5'"),
         ("rejoin_window = nan\n", "rejoin_window: expected a finite number, got nan"),
@@ -174,12 +177,14 @@ def test_require_port_paths_names_the_missing_port() -> None:
         ('replicate = "::1:7600"\n', "replicate: expected HOST:PORT"),
         ('tc = "5 minutes"\n', "tc: '5 minutes'"),
         ("tc = 300\n", "tc: expected a string, got 300"),
-        ('fen = "not a fen"\n', "fen: not a FEN: expected 'w' or 'b' for turn part of fen:"),
+        ('fen = "not a fen"\n', "fen: 'not a fen' is not a FEN"),
         ('fen = "4k2R/8/8/8/8/8/8/4K3 w - - 0 1"\n',
-         "fen: '4k2R/8/8/8/8/8/8/4K3 w - - 0 1': not a legal position: "
-         "opponent king in check"),
+         "fen: '4k2R/8/8/8/8/8/8/4K3 w - - 0 1': not a legal position to play from: "
+         "the side not to move is in check"),
         ('fen = "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"\n',
          "fen: '7k/5Q2/6K1/8/8/8/8/8 b - - 0 1': the game is already over there (stalemate)"),
+        ('fen = "4k3/8/8/8 w - - 0 1"\n',
+         "fen: '4k3/8/8/8 w - - 0 1' is not a FEN: expected 8 rows in position part of fen"),
         ('openings = "missing.epd"\n', "openings: 'missing.epd' is not a file"),
         ("gamez = 3\n", "gamez: unknown key; did you mean 'games'?"),
         ("zzz = 3\n", "zzz: unknown key; expected one of games, tc,"),
@@ -229,10 +234,43 @@ def test_unknown_port_table_is_rejected(tmp_path: Path) -> None:
     assert message == "ports.c: unknown port; expected 'a' or 'b'"
 
 
-def test_missing_port_is_rejected_by_check_only(tmp_path: Path) -> None:
+def test_check_accepts_what_run_accepts_and_names_what_is_still_missing(tmp_path: Path) -> None:
     path = write(tmp_path, '[ports.a]\npath = "/dev/serialref/a"\n')
-    assert load_config(path).port_b.path is None
-    assert rejection(path).startswith("ports.b.path: missing;")
+    config = check_config(path)
+    assert config.port_b.path is None
+    assert missing_port_paths(config) == ("PORT_B",)
+    assert missing_port_paths(check_config(write(tmp_path, "games = 2\n"))) == ("PORT_A", "PORT_B")
+    assert missing_port_paths(check_config(write(tmp_path, PORTS))) == ()
+    with pytest.raises(ConfigError, match=r"^ports\.b\.path: missing;"):
+        require_port_paths(config)
+
+
+def test_the_same_port_twice_is_rejected(tmp_path: Path) -> None:
+    assert rejection(write(tmp_path, PORTS.replace("/b", "/a"))) == (
+        "player A and player B are both given '/dev/serialref/a'; "
+        "each player needs a port of its own"
+    )
+    device = tmp_path / "ttyUSB0"
+    device.touch()
+    (tmp_path / "by-path").symlink_to(device)
+    config = load_config(None, {"port_a": str(device), "port_b": str(tmp_path / "by-path")})
+    with pytest.raises(ConfigError, match=rf"are the same port \({re.escape(repr(str(device)))}\)"):
+        require_port_paths(config)
+    for url in ("socket://localhost:7000", "rfc2217://localhost:7000"):
+        with pytest.raises(ConfigError, match="both given"):
+            require_port_paths(load_config(None, {"port_a": url, "port_b": url}))
+    # Every loop:// is a line of its own.
+    assert require_port_paths(load_config(None, {"port_a": "loop://", "port_b": "loop://"}))
+
+
+def test_a_wrong_value_names_its_file_and_a_wrong_option_does_not(tmp_path: Path) -> None:
+    path = write(tmp_path, "games = 0\n" + PORTS)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}: games: expected a whole number >= 1, got 0"
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, {"games": -1})
+    assert str(caught.value) == "--games: expected a whole number >= 1, got -1"
 
 
 def test_fen_and_openings_together_are_rejected(tmp_path: Path) -> None:
@@ -246,20 +284,24 @@ def test_fen_and_openings_together_are_rejected(tmp_path: Path) -> None:
 def test_toml_syntax_error_names_file_line_and_column(tmp_path: Path) -> None:
     path = write(tmp_path, 'games = 2\ntc = "300+3\n')
     message = rejection(path)
-    assert message.startswith(f"{path}, line 2, column ")
+    assert message.startswith("line 2, column ")
     assert "invalid TOML" in message
 
 
-def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
-    message = rejection(tmp_path / "nowhere.toml")
-    assert message == f"cannot read configuration file {str(tmp_path / 'nowhere.toml')!r}: " \
-                      "No such file or directory"
+@pytest.mark.parametrize("name", ["nowhere.toml", "."])
+def test_an_unreadable_file_is_an_input_error(tmp_path: Path, name: str) -> None:
+    with pytest.raises(InputError) as caught:
+        check_config(tmp_path / name)
+    reason = "No such file or directory" if name != "." else "Is a directory"
+    assert str(caught.value) == (
+        f"cannot read configuration file {str(tmp_path / name)!r}: {reason}"
+    )
 
 
 def test_file_that_is_not_utf8_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "match.toml"
     path.write_bytes(b'games = 1\nevent = "Caf\xe9"\n')
-    assert rejection(path) == f"{path}, line 2: not UTF-8 text"
+    assert rejection(path) == "line 2: not UTF-8 text"
 
 
 # --- overrides -------------------------------------------------------------------------------

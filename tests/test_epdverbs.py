@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from serialref.epdverbs import check_stream, normalize_stream, purge_stream
 from serialref.errors import ConfigError
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "epd"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "epd"
 FIXTURE_FILES = sorted(FIXTURES.glob("*.epd"))
 REPORT_RE = re.compile(r"(?P<name>[^:]+):(?P<line>[0-9]+)(?::(?P<column>[0-9]+))?: (?P<reason>.+)")
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,24 +100,35 @@ def test_known_good_fixture_lines_normalise() -> None:
     assert "3r1k2/4npp1/1ppr3p/p6P/P2PPPP1/1NR5/5K2/2R5 w - - bm d5; id BK.02;" in out
 
 
-def test_check_names_python_chess_reasons() -> None:
+def test_check_names_python_chess_reasons_at_the_field_to_look_at() -> None:
     data = (
         b"4k3/8/8/8/8/8/8/4K2K w - -\n"
         b"4k3/4R3/8/8/8/8/8/4K3 w - -\n"
         b"4k3/8/8/8/8/8/8/4K3 w - -\n"
-        b"4k3/pppppppp/p7/8/8/8/8/4K3 w - -\n"
+        b"  4k3/pppppppp/p7/8/8/8/8/4K3 w - -\n"
+        b"4k3/8/8/8/8/8/8/4K3 w \t K -\n"
+        b"4k3/8/8/8/8/8/8/4K3 b - e3 ; bm Kd7;\n"
     )
     rejected, out, err = run(check_stream, data)
-    assert rejected == 3
+    assert rejected == 5
     assert out == "4k3/8/8/8/8/8/8/4K3 w - -\n"
-    assert "in.epd:1: illegal position: too many kings\n" in err
-    assert "in.epd:2: illegal position: opponent king in check\n" in err
-    assert "in.epd:4: illegal position: too many black pawns" in err
+    assert err.splitlines() == [
+        "in.epd:1:1: illegal position: too many kings",
+        "in.epd:2:23: illegal position: the side not to move is in check",
+        "in.epd:4:3: illegal position: too many black pawns",
+        "in.epd:5:25: illegal position: castling rights without king and rook at home",
+        "in.epd:6:25: illegal position: en passant square without a pawn that just moved two",
+    ]
 
 
 def test_check_reports_lct2_castling_rights() -> None:
-    _, _, err = run(check_stream, (FIXTURES / "lct2.epd").read_bytes(), name="lct2.epd")
-    assert "lct2.epd:20: illegal position: castling rights without king and rook at home" in err
+    data = (FIXTURES / "lct2.epd").read_bytes()
+    _, _, err = run(check_stream, data, name="lct2.epd")
+    column = fixture_line("lct2.epd", 20).index(" q ") + 2
+    assert (
+        f"lct2.epd:20:{column}: illegal position: castling rights without king and rook at home"
+        in err
+    )
 
 
 def test_purge_removes_one_opcode_and_normalises() -> None:

@@ -10,7 +10,7 @@ import pytest
 from serialref.errors import ConfigError
 from serialref.openings import load_openings, opening_from_fen
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "epd"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "epd"
 
 
 def test_a_fen_opening_is_checked_for_legality() -> None:

@@ -200,11 +200,11 @@ class _Client:
 
 @contextmanager
 def _client_log(log_path: Path | None) -> Iterator[None]:
-    """Send the client's whole log, debug level included, to ``log_path`` or stderr.
+    """Send the client's whole log, debug level included, to ``log_path``; stderr gets
+    what ``--log-level`` asks for, as with every verb (the transcript with ``debug``).
 
     The client logger stops propagating meanwhile, so the root handlers (set up by the
-    command line at warning level) do not print the debug transcript a second time;
-    with a log file, warnings and errors still reach stderr for the operator.
+    command line) do not print its records a second time.
     """
     logger = logging.getLogger(_CLIENT_LOGGER)
     formatter = logging.Formatter(_LOG_FORMAT, _LOG_DATE_FORMAT)
@@ -219,11 +219,12 @@ def _client_log(log_path: Path | None) -> Iterator[None]:
             raise RecorderError(
                 f"cannot write the client log {str(log_path)!r}: {exc.strerror or exc}"
             ) from exc
-    transcript.setLevel(logging.DEBUG)
+    stderr_level = logging.getLogger().getEffectiveLevel()
+    transcript.setLevel(stderr_level if log_path is None else logging.DEBUG)
     handlers.append(transcript)
     if log_path is not None:
         operator = logging.StreamHandler(sys.stderr)
-        operator.setLevel(logging.WARNING)
+        operator.setLevel(stderr_level)
         handlers.append(operator)
     saved = (logger.level, logger.propagate)
     for handler in handlers:

@@ -1,12 +1,16 @@
-"""Games in progress on a terminal: board, clocks, last move and each result.
+"""Games in progress on a terminal: the board with its coordinates, the clocks, the last move.
 
-On a terminal the board and the clocks are redrawn in place (at most a few
-times a second, so instant players do not flood it); into a file or pipe only
-game starts, final positions and results are written.
+On a terminal the board and the clocks are redrawn in place (at most a few times a
+second, so instant players do not flood it); into a file or pipe only each game's final
+position is written. Players signing on and leaving are noted. The match's own story
+(games started and finished, the score) is :class:`~serialref.observers.progress.
+ProgressObserver`'s: it writes below the board, so it must come after this observer in
+the referee's listeners, or a redraw in place would overwrite its lines.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import TextIO
@@ -17,20 +21,21 @@ from serialref.clock import format_clock
 from serialref.events import (
     GameEnded,
     GameStarted,
-    MatchEnded,
     MatchEvent,
     MovePlayed,
     PlayerSignedOff,
     PlayerSignedOn,
 )
+from serialref.observers.output import ObserverOutput, printable
 
-__all__ = ["ConsoleObserver"]
+__all__ = ["ConsoleObserver", "board_with_coordinates"]
 
 _REDRAW_EVERY = 0.2
+_FILES = "  " + " ".join(chess.FILE_NAMES)
 
 
 class ConsoleObserver:
-    """Writes a human-readable account of the match to a text stream."""
+    """Writes a human-readable view of the games to a text stream."""
 
     def __init__(
         self,
@@ -39,7 +44,7 @@ class ConsoleObserver:
         live: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._stream = stream
+        self._out = ObserverOutput(stream)
         self._live = stream.isatty() if live is None else live
         self._clock = clock
         self._next_redraw = 0.0
@@ -49,16 +54,13 @@ class ConsoleObserver:
 
     def handle(self, event: MatchEvent) -> None:
         if isinstance(event, PlayerSignedOn):
-            self._line(f"port {event.port}: {event.name} signed on")
+            self._line(f"port {event.port}: {printable(event.name)} signed on")
         elif isinstance(event, PlayerSignedOff):
-            self._line(f"port {event.port}: player left ({event.reason})")
+            self._line(f"port {event.port}: player left ({printable(event.reason)})")
         elif isinstance(event, GameStarted):
-            self._names = (event.tags["White"], event.tags["Black"])
+            self._names = (printable(event.tags["White"]), printable(event.tags["Black"]))
             self._last_move = None
-            self._line(
-                f"game {event.game}: {self._names[0]} (White) - {self._names[1]} (Black), "
-                f"{event.tags.get('TimeControl', '-')}"
-            )
+            self._drawn = 0  # a new game gets a board of its own, below what came before
         elif isinstance(event, MovePlayed):
             self._last_move = event
             if self._live and self._clock() >= self._next_redraw:
@@ -67,13 +69,10 @@ class ConsoleObserver:
         elif isinstance(event, GameEnded):
             if self._last_move is not None:
                 self._draw(self._last_move)
-            self._line(f"game {event.game}: {event.result} ({event.reason})")
-        elif isinstance(event, MatchEnded):
-            status = "complete" if event.complete else f"stopped: {event.reason}"
-            self._line(f"match {status}; score {event.score[0]:g} - {event.score[1]:g} (A - B)")
+            self._drawn = 0  # the final position stays; what follows goes below it
 
     def close(self) -> None:
-        self._stream.flush()
+        self._out.flush()
 
     def _move_text(self, move: MovePlayed) -> str:
         _, turn, _, _, _, fullmove = move.fen.split(" ")
@@ -81,22 +80,32 @@ class ConsoleObserver:
         number, dots = (fullmove, ".") if turn == "b" else (int(fullmove) - 1, "...")
         return (
             f"ply {move.ply:3d}  {number}{dots}{move.san:<7}  "
-            f"{self._names[0]} {format_clock(move.remaining[0])}  "
-            f"{self._names[1]} {format_clock(move.remaining[1])}"
+            f"{self._names[0]} {_clock_text(move, 0)}  {self._names[1]} {_clock_text(move, 1)}"
         )
 
     def _draw(self, move: MovePlayed) -> None:
         """The board after ``move`` and the clocks; on a terminal, over the previous drawing."""
-        block = [*str(chess.Board(move.fen)).splitlines(), self._move_text(move)]
+        block = [*board_with_coordinates(chess.Board(move.fen)), self._move_text(move)]
         if self._live:
             up = f"\x1b[{self._drawn}F" if self._drawn else ""
-            self._stream.write(up + "".join(f"{line}\x1b[K\n" for line in block))
+            self._out.write(up + "".join(f"{line}\x1b[K\n" for line in block))
             self._drawn = len(block)
         else:
-            self._stream.write("".join(f"{line}\n" for line in block))
-        self._stream.flush()
+            self._out.write("".join(f"{line}\n" for line in block))
 
     def _line(self, text: str) -> None:
-        self._drawn = 0  # a line below the board: the next game draws a new board
-        self._stream.write(f"{text}\n")
-        self._stream.flush()
+        self._drawn = 0  # a line below the board: the next move draws a new board
+        self._out.write(f"{text}\n")
+
+
+def board_with_coordinates(board: chess.Board) -> list[str]:
+    """python-chess's text board with the ranks on the left and the files below, White down."""
+    rows = str(board).splitlines()
+    return [f"{8 - index} {row}" for index, row in enumerate(rows)] + [_FILES]
+
+
+def _clock_text(move: MovePlayed, side: int) -> str:
+    """The time left; in a game without a clock (``--tc -``), the time used instead."""
+    if math.isfinite(move.remaining[side]):
+        return format_clock(move.remaining[side])
+    return f"{format_clock(move.consumed[side])} used"

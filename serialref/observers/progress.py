@@ -1,0 +1,127 @@
+"""The match as engine testers follow it: a line per game, the running score, Elo at the end.
+
+The lines are those of cutechess-cli (and fastchess), so the scripts and habits built
+around them work on a serialref match too::
+
+    Started game 1 of 4 (Alpha vs Beta)
+    Finished game 1 (Alpha vs Beta): 1-0 {White mates}
+    Score of Alpha vs Beta: 1 - 0 - 0  [1.000] 1
+    ...
+    Elo difference: 191.3 +/- 329.6, LOS: 92.1 %, DrawRatio: 0.0 %
+    Finished match
+
+A game names White first; the score is always player A's (the player on the first
+port) against player B's, wins - losses - draws, then A's points per game and the games
+counted. A game without a result (``*``: a player's fault) is reported and not counted,
+as cutechess-cli does. The Elo line is :mod:`serialref.elo`'s, figure for figure
+cutechess-cli's.
+
+This observer must never raise into the referee, whatever an event holds: anything
+unexpected is logged once and the observer falls silent; the match goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, TextIO
+
+from serialref.elo import Score, estimate
+from serialref.events import GameEnded, GameStarted, MatchEnded, MatchEvent, MatchStarted
+from serialref.observers.output import ObserverOutput, printable
+
+if TYPE_CHECKING:
+    from serialref.match import ResumePoint
+
+__all__ = ["ProgressObserver", "format_estimate"]
+
+LOGGER = logging.getLogger(__name__)
+
+
+class ProgressObserver:
+    """Writes cutechess-cli style progress lines to a text stream.
+
+    A match resumed from its journal passes where it resumes: the score carries on from
+    the games already played, and the game in progress (no ``GameStarted`` is published
+    for it again) is announced as resumed.
+    """
+
+    def __init__(self, stream: TextIO, *, resumed: ResumePoint | None = None) -> None:
+        self._out = ObserverOutput(stream)
+        self._score = Score()
+        self._games = 0
+        self._names = {"a": "Player A", "b": "Player B"}
+        self._white: dict[int, str] = {}  # game number -> the port playing White
+        self._current = resumed.game if resumed is not None else None
+        if resumed is not None:
+            for white_port, result in resumed.results:
+                self._score = self._score.after(result, as_white=white_port == "a")
+            for port, name in zip("ab", resumed.names, strict=True):
+                if name:
+                    self._names[port] = printable(name)
+        if self._current is not None:
+            self._learn(self._current)
+        self._silent = False
+
+    def handle(self, event: MatchEvent) -> None:
+        if self._silent:
+            return
+        try:
+            self._handle(event)
+        except Exception:
+            # A bug here must not cost a game: the referee thread is keeping the clocks.
+            self._silent = True
+            LOGGER.exception("match progress stopped")
+
+    def close(self) -> None:
+        self._out.flush()
+
+    def _handle(self, event: MatchEvent) -> None:
+        if isinstance(event, MatchStarted):
+            self._games = event.games
+            if event.resumed and self._current is not None:
+                game = self._current.game
+                self._write(f"Resumed game {game} of {self._games} ({self._pairing(game)})")
+        elif isinstance(event, GameStarted):
+            self._learn(event)
+            self._write(f"Started game {event.game} of {self._games} ({self._pairing(event.game)})")
+        elif isinstance(event, GameEnded):
+            white_port = self._white.get(event.game, "a")
+            self._score = self._score.after(event.result, as_white=white_port == "a")
+            self._write(
+                f"Finished game {event.game} ({self._pairing(event.game)}): "
+                f"{event.result} {{{printable(event.reason)}}}"
+            )
+            self._write(
+                f"Score of {self._names['a']} vs {self._names['b']}: "
+                f"{self._score.wins} - {self._score.losses} - {self._score.draws}  "
+                f"[{self._score.ratio:.3f}] {self._score.games}"
+            )
+        elif isinstance(event, MatchEnded):
+            if self._score.games:
+                self._write(format_estimate(self._score))
+            self._write(
+                "Finished match" if event.complete else f"Match stopped: {printable(event.reason)}"
+            )
+
+    def _learn(self, game: GameStarted) -> None:
+        self._white[game.game] = game.white_port
+        self._names[game.white_port] = printable(game.tags.get("White", "?"))
+        self._names[game.black_port] = printable(game.tags.get("Black", "?"))
+
+    def _pairing(self, game: int) -> str:
+        white = self._white.get(game, "a")
+        black = "b" if white == "a" else "a"
+        return f"{self._names[white]} vs {self._names[black]}"
+
+    def _write(self, line: str) -> None:
+        self._out.write(line + "\n")
+
+
+def format_estimate(score: Score) -> str:
+    """cutechess-cli's Elo line for ``score``."""
+    found = estimate(score)
+    # + 0.0 turns -0.0 (an even score) into 0.0, as cutechess-cli prints it.
+    return (
+        f"Elo difference: {found.difference + 0.0:.1f} +/- {found.margin:.1f}, "
+        f"LOS: {found.los:.1f} %, DrawRatio: {found.draw_ratio * 100:.1f} %"
+    )

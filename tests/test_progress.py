@@ -1,0 +1,169 @@
+"""Match progress in cutechess-cli's words: games, running score, Elo; it never raises."""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+
+import chess
+import pytest
+
+from serialref.events import (
+    GameEnded,
+    GameStarted,
+    MatchEnded,
+    MatchEvent,
+    MatchStarted,
+    MovePlayed,
+)
+from serialref.match import ResumePoint
+from serialref.observers.progress import ProgressObserver
+
+
+def started(game: int, white_port: str, names: tuple[str, str] = ("Alpha", "Beta")) -> GameStarted:
+    white, black = names if white_port == "a" else names[::-1]
+    tags = {"White": white, "Black": black, "TimeControl": "60+1"}
+    black_port = "b" if white_port == "a" else "a"
+    return GameStarted(game, white_port, black_port, chess.STARTING_FEN, tags)
+
+
+def ended(game: int, result: str, reason: str) -> GameEnded:
+    return GameEnded(game, result, "normal", reason, chess.STARTING_FEN, (1.0, 1.0))
+
+
+def feed(observer: ProgressObserver, *events: MatchEvent) -> None:
+    for event in events:
+        observer.handle(event)
+    observer.close()
+
+
+def test_a_match_reads_like_cutechess() -> None:
+    out = io.StringIO()
+    feed(
+        ProgressObserver(out),
+        MatchStarted(games=4, time_control="60+1", ports=("a", "b")),
+        started(1, "a"),
+        ended(1, "1-0", "White mates"),
+        started(2, "b"),
+        ended(2, "1-0", "White mates"),
+        started(3, "a"),
+        ended(3, "1/2-1/2", "threefold repetition"),
+        started(4, "b"),
+        ended(4, "0-1", "Black mates"),
+        MatchEnded(complete=True, score=(2.5, 1.5)),
+    )
+    assert out.getvalue().splitlines() == [
+        "Started game 1 of 4 (Alpha vs Beta)",
+        "Finished game 1 (Alpha vs Beta): 1-0 {White mates}",
+        "Score of Alpha vs Beta: 1 - 0 - 0  [1.000] 1",
+        "Started game 2 of 4 (Beta vs Alpha)",
+        "Finished game 2 (Beta vs Alpha): 1-0 {White mates}",
+        "Score of Alpha vs Beta: 1 - 1 - 0  [0.500] 2",
+        "Started game 3 of 4 (Alpha vs Beta)",
+        "Finished game 3 (Alpha vs Beta): 1/2-1/2 {threefold repetition}",
+        "Score of Alpha vs Beta: 1 - 1 - 1  [0.500] 3",
+        "Started game 4 of 4 (Beta vs Alpha)",
+        "Finished game 4 (Beta vs Alpha): 0-1 {Black mates}",
+        "Score of Alpha vs Beta: 2 - 1 - 1  [0.625] 4",
+        # mu = 0.625: -400 log10(0.6) = 88.7; LOS 0.5 + 0.5 erf(1 / sqrt(6)) = 71.8 %;
+        # 4 games put the upper bound past a score of 1: no margin, as cutechess-cli says.
+        "Elo difference: 88.7 +/- nan, LOS: 71.8 %, DrawRatio: 25.0 %",
+        "Finished match",
+    ]
+
+
+def test_an_unfinished_game_is_reported_and_not_counted() -> None:
+    out = io.StringIO()
+    feed(
+        ProgressObserver(out),
+        MatchStarted(games=2, time_control="60+1", ports=("a", "b")),
+        started(1, "a"),
+        ended(1, "*", "player fault: engine crashed"),
+        MatchEnded(complete=False, score=(0.0, 0.0), reason="SIGTERM"),
+    )
+    assert out.getvalue().splitlines() == [
+        "Started game 1 of 2 (Alpha vs Beta)",
+        "Finished game 1 (Alpha vs Beta): * {player fault: engine crashed}",
+        "Score of Alpha vs Beta: 0 - 0 - 0  [nan] 0",
+        "Match stopped: SIGTERM",
+    ]
+
+
+def test_a_clean_sweep_prints_what_cutechess_prints() -> None:
+    out = io.StringIO()
+    feed(
+        ProgressObserver(out),
+        MatchStarted(games=1, time_control="-", ports=("a", "b")),
+        started(1, "a"),
+        ended(1, "1-0", "Black resigns"),
+        MatchEnded(complete=True, score=(1.0, 0.0)),
+    )
+    assert "Elo difference: inf +/- nan, LOS: 84.1 %, DrawRatio: 0.0 %" in out.getvalue()
+
+
+def test_a_resumed_match_carries_its_score_on() -> None:
+    out = io.StringIO()
+    point = ResumePoint(
+        games_done=2,
+        results=(("a", "1-0"), ("b", "1/2-1/2")),
+        names=("Alpha", "Beta"),
+        signed_on=(True, True),
+        game=started(3, "a"),
+    )
+    feed(
+        ProgressObserver(out, resumed=point),
+        MatchStarted(games=4, time_control="60+1", ports=("a", "b"), resumed=True),
+        ended(3, "0-1", "Black mates"),
+    )
+    assert out.getvalue().splitlines() == [
+        "Resumed game 3 of 4 (Alpha vs Beta)",
+        "Finished game 3 (Alpha vs Beta): 0-1 {Black mates}",
+        "Score of Alpha vs Beta: 1 - 1 - 1  [0.500] 3",
+    ]
+
+
+def test_control_characters_from_players_are_escaped() -> None:
+    out = io.StringIO()
+    feed(
+        ProgressObserver(out),
+        MatchStarted(games=1, time_control="-", ports=("a", "b")),
+        started(1, "a", names=("Evil\x1b[2J", "Beta")),
+        ended(1, "*", "player fault: \x1b]0;owned\x07"),
+    )
+    assert "\x1b" not in out.getvalue()
+    assert "Evil\\x1b[2J vs Beta" in out.getvalue()
+
+
+class BrokenStream(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_closed_output_stops_progress_not_the_match(caplog: pytest.LogCaptureFixture) -> None:
+    observer = ProgressObserver(BrokenStream())
+    with caplog.at_level(logging.WARNING):
+        feed(
+            observer,
+            MatchStarted(games=1, time_control="-", ports=("a", "b")),
+            started(1, "a"),
+            ended(1, "1-0", "White mates"),
+        )
+    assert [record.getMessage() for record in caplog.records] == [
+        "output: output stopped: [Errno 32] Broken pipe"
+    ]
+
+
+def test_an_event_it_cannot_read_is_logged_and_nothing_raises(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    out = io.StringIO()
+    observer = ProgressObserver(out)
+    odd = GameStarted(1, "a", "b", chess.STARTING_FEN, tags=None)  # type: ignore[arg-type]
+    move = MovePlayed(1, 1, "e4", "e2e4", 1.0, (math.inf, math.inf), (1.0, 0.0), (1, 0),
+                      chess.STARTING_FEN)  # fmt: skip
+    with caplog.at_level(logging.ERROR):
+        feed(observer, MatchStarted(games=1, time_control="-", ports=("a", "b")), odd, move,
+             ended(1, "1-0", "White mates"))  # fmt: skip
+    assert out.getvalue() == ""
+    assert "match progress stopped" in caplog.text
