@@ -324,9 +324,12 @@ class GameReferee:
         elif ruling.kind is ReplyKind.DRAW_AGREED:
             self.end(Verdict.draw(ruling.reason), at=thought_at)
         elif ruling.kind is ReplyKind.DRAW_CLAIMED:
+            # A move that ends the game by itself (a mate above all) ends it before any claim.
+            verdict = None
             if ruling.move is not None:
                 self._play(ruling, thought_at)
-            self.end(Verdict.draw(ruling.reason), at=thought_at)
+                verdict = self.game.automatic_verdict()
+            self.end(verdict or Verdict.draw(ruling.reason), at=thought_at)
         else:
             san = self._play(ruling, thought_at)
             verdict = self.game.automatic_verdict()

@@ -34,7 +34,7 @@ from serialref.match import ResumePoint
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
 from serialref.settings import PORTS, MatchSettings
 
-__all__ = ["MatchInJournal", "find_unfinished_match"]
+__all__ = ["MatchInJournal", "find_unfinished_match", "unfinished_match"]
 
 # Identity key -> the option a user changes to match it.
 _OPTION_OF = {
@@ -63,7 +63,13 @@ def find_unfinished_match(path: Path, settings: MatchSettings) -> MatchInJournal
     """
     if not path.is_file():
         return None
-    events = read_journal(path)
+    return unfinished_match(read_journal(path), settings, path)
+
+
+def unfinished_match(
+    events: Sequence[MatchEvent], settings: MatchSettings, path: Path
+) -> MatchInJournal | None:
+    """:func:`find_unfinished_match` on a journal already read (``path`` names it in errors)."""
     found = _unfinished(events)
     if found is None:
         return None

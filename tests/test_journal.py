@@ -211,6 +211,7 @@ def test_a_torn_first_line_leaves_an_empty_journal(journal_path: Path) -> None:
         (b'["PlayerSignedOn"]', "expected a JSON object"),
         (b'{"event": "PlayerSignedOn", "port": "p\xe9", "name": "x"}', "ascii"),
         (b"", "Expecting value"),
+        (b"[" * 100_000 + b"]" * 100_000, "recursion"),
     ],
 )
 def test_a_bad_line_in_the_middle_names_its_number(

@@ -394,6 +394,14 @@ def test_valid_fifty_move_claim_after_the_supplied_move() -> None:
     assert match.ended().reason == "draw claimed: fifty-move rule"
 
 
+def test_a_mating_move_with_a_claim_that_holds_after_it_wins() -> None:
+    fen = "k7/8/1K6/8/8/8/8/7R w - - 99 80"  # Rh8 mates and makes the fifty-move rule hold
+    match = Harness(openings=(Opening(fen),))
+    match.start_game(fen)
+    match.move("a", "Rh8#", op("draw_claim"))
+    assert (match.ended().result, match.ended().reason) == ("1-0", "White mates")
+
+
 def test_an_invalid_claim_with_a_move_lets_the_move_stand(match: Harness) -> None:
     match.start_game()
     match.move("a", "e4", op("draw_claim"))

@@ -214,7 +214,7 @@ def read_journal(path: Path) -> list[MatchEvent]:
     for number, raw in enumerate(lines, start=1):
         try:
             events.append(decode_entry(raw))
-        except (UnicodeDecodeError, ValueError) as exc:
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise RecorderError(
                 f"{path}, line {number}: not a journal entry ({exc}): {escape(raw[:80])}"
             ) from exc
