@@ -24,15 +24,18 @@ import time
 import tty
 import unittest
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Protocol
 
-from serialref.epd import EpdRecord, parse_record
+import chess
+
+from serialref import records
+from serialref.epd import EpdRecord, Operation, format_record, parse_record
 from serialref.errors import ConfigError, LineLostError, RecordError, SerialrefError, escape
 from serialref.framing import Line, LineFramer
 
-__all__ = ["NullModemCable", "Peer", "null_modem", "null_modem_cable"]
+__all__ = ["NullModemCable", "Peer", "answer_instantly", "null_modem", "null_modem_cable"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -205,6 +208,35 @@ class Peer:
         del self._unfinished[:-_READ_SIZE]
 
 
+def answer_instantly(
+    peer: Peer, moves: Sequence[str], *extra: Operation, timeout: float = 30.0
+) -> list[str]:
+    """Play as an instant player until ``disconnect``; the replies sent, in order.
+
+    Each ``respond`` is answered at once with the move ``moves`` gives for that ply
+    (UCI, counted from the start of the game) and the ``extra`` operations, and with a
+    resignation once ``moves`` has no move for the ply. Sign on first.
+    """
+    replies: list[str] = []
+    while True:
+        record = parse_record(peer.read_line(timeout))
+        command = records.referee_command(record)
+        if command is records.Refcom.DISCONNECT:
+            return replies
+        if command is not records.Refcom.RESPOND:
+            continue
+        board = record.board()
+        if "sm" in record:
+            board.push(record.move("sm", board))
+        if board.ply() < len(moves):
+            reply = records.reply(board, chess.Move.from_uci(moves[board.ply()]), *extra)
+        else:
+            reply = records.reply(board, None, Operation("resign"), *extra)
+        text = format_record(reply)
+        peer.send_line(text)
+        replies.append(text)
+
+
 @contextmanager
 def null_modem() -> Iterator[tuple[str, Peer]]:
     """A pty pair: yields the port path for the code under test and a :class:`Peer` for the test."""
@@ -254,6 +286,7 @@ class NullModemCable:
     def __init__(self, *, baudrate: int | None = None) -> None:
         if baudrate is not None and baudrate <= 0:
             raise ConfigError("baudrate", f"must be positive, not {baudrate!r}")
+        self.baudrate = baudrate
         char_time = None if baudrate is None else _BITS_PER_CHAR / baudrate
         self._masters: dict[str, int] = {}
         self._slaves: dict[str, int] = {}

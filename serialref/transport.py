@@ -158,13 +158,17 @@ class SerialTransport:
         except (*_LINE_ERRORS, ValueError) as exc:
             raise PortOpenError(_open_failure_message(url, exc)) from exc
         transport = cls(url, settings, port)
-        LOGGER.info(
-            "opened %r (%s)",
-            url,
+        kind = (
             f"a serial line at {settings.baudrate} baud"
             if transport.is_serial_line
-            else "a pseudo-terminal or network port: no line time is taken off the clocks",
+            else "a pseudo-terminal or network port"
         )
+        allowance = (
+            f"line time at {settings.baudrate} baud is not charged to the players"
+            if transport.applies_line_delay
+            else "no line time is taken off the clocks"
+        )
+        LOGGER.info("opened %r (%s; %s)", url, kind, allowance)
         return transport
 
     @property

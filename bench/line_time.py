@@ -1,0 +1,138 @@
+"""Wall time per ply against the line's own limit, at 9600 and 115200 baud.
+
+    python bench/line_time.py [--plies-9600 60] [--plies-115200 200]
+
+A real ``serialref run`` process (journal on, an ``fsync`` per move, ``line_delay =
+"on"``) referees one game between two instant players (``serialref.testing.
+answer_instantly``: each reply written as soon as its respond has arrived, with
+``acn``/``acs``/``ce`` as an engine's would be) on the far ends of the project's paced
+null-modem cables. From the referee's own journal it prints, per ply:
+
+- wall time against the line-time limit, ``(respond + reply) x 10 / baud``: what the
+  cable itself needs, so a ratio of 1.0 is the best any referee can do;
+- the referee's turnaround: a reply's line end read to the next respond written
+  (journal entries and their fsync included), median and 99th percentile;
+- the time charged to each side for the whole game (an instant player's: next to
+  nothing when the line's time is allowed both ways).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import chess
+import serial
+
+from serialref import records
+from serialref.epd import Operation, format_record
+from serialref.events import GameEnded, LineReceived, MatchEvent, RecordSent
+from serialref.recorders.journal import read_journal
+from serialref.testing import Peer, answer_instantly, null_modem_cable
+
+ANALYSIS = (Operation.of("acn", 123456), Operation.of("acs", 1), Operation.of("ce", -35))
+
+
+def quiet_game(plies: int, seed: int = 19) -> list[str]:
+    """A seeded line of legal moves (UCI) in which the game does not end by itself."""
+    board = chess.Board()
+    choices = random.Random(seed)
+    line: list[str] = []
+    while len(line) < plies:
+        move = choices.choice(sorted(board.legal_moves, key=chess.Move.uci))
+        board.push(move)
+        if board.is_game_over(claim_draw=True):
+            board.pop()
+            continue
+        line.append(move.uci())
+    return line
+
+
+def run(baud: int, plies: int, directory: Path) -> None:
+    game = quiet_game(plies)
+    journal = directory / f"journal-{baud}.jsonl"
+    config = directory / "lines.toml"
+    config.write_text('[ports.a]\nline_delay = "on"\n[ports.b]\nline_delay = "on"\n')
+    with null_modem_cable(baudrate=baud) as cable_a, null_modem_cable(baudrate=baud) as cable_b:
+        cables = (cable_a, cable_b)
+        referee = subprocess.Popen(
+            [sys.executable, "-m", "serialref", "run", cable_a.path_a, cable_b.path_a,
+             "--baud", str(baud), "--config", str(config), "--journal", str(journal),
+             "--tc", "3600", "--reset-delay", "0.1", "--conclude-delay", "0.1", "--quiet"],
+        )  # fmt: skip
+        while not journal.exists() or b"MatchStarted" not in journal.read_bytes():
+            time.sleep(0.01)  # the referee has opened its ports
+        ports = [serial.serial_for_url(cable.path_b, exclusive=True) for cable in cables]
+        peers = [Peer.from_serial_port(port) for port in ports]
+        players = [
+            threading.Thread(target=answer_instantly, args=(peer, game, *ANALYSIS), daemon=True)
+            for peer in peers
+        ]
+        for peer, name in zip(peers, ("Alpha", "Beta"), strict=True):
+            peer.send_line(format_record(records.sign_on(chess.Board(), name)))
+        for player in players:
+            player.start()
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+        referee.wait()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_seconds = after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
+        for player in players:
+            player.join()
+        for peer in peers:
+            peer.close()
+    report(baud, plies, read_journal(journal), cpu_seconds)
+
+
+def report(baud: int, plies: int, events: list[MatchEvent], cpu_seconds: float) -> None:
+    """The figures, all from the referee's own clock."""
+    char = 10 / baud
+    turnarounds, reply_at, first, last, line_bytes = [], None, None, None, 0
+    for event in events:
+        if isinstance(event, LineReceived) and "refreq reply" in event.text:
+            reply_at = last = event.at
+            line_bytes += len(event.text) + 2
+        elif isinstance(event, RecordSent) and "refcom respond" in event.text:
+            line_bytes += len(event.text) + 2
+            written = event.left_at - (len(event.text) + 2) * char  # the line was idle
+            first = written if first is None else first
+            if reply_at is not None:
+                turnarounds.append(written - reply_at)
+                reply_at = None
+    (ended,) = [event for event in events if isinstance(event, GameEnded)]
+    assert first is not None and last is not None
+    wall = (last - first) / plies
+    limit = line_bytes * char / (plies + 1)
+    turnarounds.sort()
+    p99 = turnarounds[min(len(turnarounds) - 1, int(len(turnarounds) * 0.99))]
+    print(f"{baud} baud, {plies} plies, journal on, line_delay on")
+    print(f"  wall per ply {wall * 1000:.2f} ms, line-time limit {limit * 1000:.2f} ms:"
+          f" ratio {wall / limit:.3f}   (target <= 1.05)")
+    print(f"  referee turnaround per ply: median {statistics.median(turnarounds) * 1000:.3f} ms,"
+          f" p99 {p99 * 1000:.3f} ms   (target < 0.5 ms)")
+    print(f"  referee CPU for the whole run (start-up included) per ply:"
+          f" {cpu_seconds / plies * 1000:.3f} ms")
+    print(f"  charged for the whole game: White {ended.consumed[0]:.3f} s,"
+          f" Black {ended.consumed[1]:.3f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--plies-9600", type=int, default=60)
+    parser.add_argument("--plies-115200", type=int, default=200)
+    args = parser.parse_args()
+    print(f"{time.strftime('%Y-%m-%d %H:%M')} on {sys.platform}, python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory() as directory:
+        run(9600, args.plies_9600, Path(directory))
+        run(115200, args.plies_115200, Path(directory))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""A slow line costs neither player time (PROTOCOL.md 5): line time allowed both ways.
+
+The referee's ports are the near ends of paced null-modem cables
+(:class:`serialref.testing.NullModemCable` with a baud rate), the players instant
+scripted programs on the far ends. With ``line_delay = "on"`` a player whose thinking
+takes no time is charged next to nothing, on ply 1 too (its respond queues behind
+``reset`` and ``inform``) and for a resignation; with ``"off"`` it is charged the
+line time of every record it waited for and every reply it sent.
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack
+
+import chess
+import pytest
+import serial
+
+from serialref import records
+from serialref.clock import TimeControl
+from serialref.daemon import PortPlan, RefereeDaemon
+from serialref.epd import Operation, format_record
+from serialref.events import GameEnded, MatchEvent, MovePlayed, RecordSent
+from serialref.settings import MatchSettings
+from serialref.testing import NullModemCable, Peer, answer_instantly, null_modem_cable
+from serialref.transport import PortSettings
+
+PLIES = 40
+ANALYSIS = (Operation.of("acn", 123456), Operation.of("acs", 1), Operation.of("ce", -35))
+
+
+def _a_quiet_game(plies: int) -> list[str]:
+    """A seeded line of ``plies`` legal moves in which the game does not end by itself."""
+    board = chess.Board()
+    choices = random.Random(19)
+    line = []
+    while len(line) < plies:
+        move = choices.choice(sorted(board.legal_moves, key=chess.Move.uci))
+        board.push(move)
+        if board.is_game_over(claim_draw=True):
+            board.pop()
+            continue
+        line.append(move.uci())
+    return line
+
+
+GAME = _a_quiet_game(PLIES)
+
+
+class Recorder:
+    """The referee's events, for the test to read after the match."""
+
+    def __init__(self) -> None:
+        self.events: queue.SimpleQueue[MatchEvent] = queue.SimpleQueue()
+
+    def handle(self, event: MatchEvent) -> None:
+        self.events.put(event)
+
+    def close(self) -> None:
+        pass
+
+    def all(self) -> list[MatchEvent]:
+        found = []
+        while not self.events.empty():
+            found.append(self.events.get())
+        return found
+
+
+@pytest.fixture
+def cables(request: pytest.FixtureRequest) -> Iterator[tuple[NullModemCable, NullModemCable]]:
+    baud: int = request.param
+    with ExitStack() as stack:
+        yield (
+            stack.enter_context(null_modem_cable(baudrate=baud)),
+            stack.enter_context(null_modem_cable(baudrate=baud)),
+        )
+
+
+def play_match(
+    cables: tuple[NullModemCable, NullModemCable], line_delay: str
+) -> tuple[list[MatchEvent], dict[str, list[str]]]:
+    """One game of instant players over the paced cables; the events and the replies sent."""
+    assert cables[0].baudrate is not None
+    settings = PortSettings(baudrate=cables[0].baudrate, line_delay=line_delay)
+    recorder = Recorder()
+    ready = threading.Event()
+    daemon = RefereeDaemon(
+        MatchSettings(time_control=TimeControl.parse("600"), reset_delay=0.1, conclude_delay=0.1),
+        [PortPlan(port, cable.path_a, settings) for port, cable in zip("ab", cables, strict=True)],
+        observers=[recorder],
+        on_ready=ready.set,
+    )
+    replies: dict[str, list[str]] = {}
+    ports = [serial.serial_for_url(cable.path_b, exclusive=True) for cable in cables]
+    peers = [Peer.from_serial_port(port) for port in ports]
+
+    def play(port: str, peer: Peer) -> None:
+        replies[port] = answer_instantly(peer, GAME, *ANALYSIS)
+
+    threads = [
+        threading.Thread(target=play, args=(port, peer), name=f"test-player-{port}")
+        for port, peer in zip("ab", peers, strict=True)
+    ]
+    referee = threading.Thread(target=daemon.run, name="test-referee")
+    referee.start()
+    try:
+        assert ready.wait(10.0), "the referee did not open its ports"
+        for peer, name in zip(peers, ("Alpha", "Beta"), strict=True):
+            peer.send_line(format_record(records.sign_on(chess.Board(), name)))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120.0)
+        referee.join(30.0)
+        assert not referee.is_alive() and not any(thread.is_alive() for thread in threads)
+    finally:
+        if referee.is_alive():
+            daemon.request_stop("test over")
+            referee.join()
+        for peer in peers:
+            peer.close()
+    return recorder.all(), replies
+
+
+def line_time(baud: int, texts: list[str], *, through: str = "CR") -> float:
+    """What these records take on an 8N1 line up to their CR (where a line ends) or LF."""
+    return sum(len(text) + (1 if through == "CR" else 2) for text in texts) * 10 / baud
+
+
+@pytest.mark.parametrize("cables", [9600, 115200], indirect=True, ids=["9600", "115200"])
+def test_with_line_delay_on_an_instant_player_is_charged_next_to_nothing(
+    cables: tuple[NullModemCable, NullModemCable],
+) -> None:
+    events, replies = play_match(cables, "on")
+    (ended,) = [event for event in events if isinstance(event, GameEnded)]
+    assert ended.reason == "White resigns"  # its reply's line time is not charged either
+    moves = [event for event in events if isinstance(event, MovePlayed)]
+    assert len(moves) == PLIES
+    assert max(ended.consumed) < 0.1
+    assert moves[0].elapsed < 0.02  # ply 1 too: its respond waited behind reset and inform
+    assert len(replies["a"]) + len(replies["b"]) == PLIES + 1
+
+
+@pytest.mark.parametrize("cables", [9600, 115200], indirect=True, ids=["9600", "115200"])
+def test_with_line_delay_off_the_line_time_of_every_record_is_charged(
+    cables: tuple[NullModemCable, NullModemCable],
+) -> None:
+    baud = cables[0].baudrate
+    assert baud is not None
+    events, replies = play_match(cables, "off")
+    (ended,) = [event for event in events if isinstance(event, GameEnded)]
+    sent = [event for event in events if isinstance(event, RecordSent)]
+    for side, port in enumerate("ab"):
+        # What the player waited for: its responds, and on ply 1 the inform ahead of it.
+        responds = [e.text for e in sent if e.port == port and "refcom respond" in e.text]
+        waited = line_time(baud, responds) + line_time(baud, replies[port])
+        if port == "a":
+            informs = [e.text for e in sent if e.port == port and "refcom inform" in e.text]
+            waited += line_time(baud, informs[:1], through="LF")
+        assert waited <= ended.consumed[side] < waited + 0.1, (port, waited, ended.consumed)
