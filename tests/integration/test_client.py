@@ -149,7 +149,7 @@ def test_an_unopenable_port_raises_and_closes_the_player(tmp_path: Path) -> None
     closed: list[bool] = []
 
     class Player(RandomPlayer):
-        def close(self) -> None:
+        async def close(self) -> None:
             closed.append(True)
 
     with pytest.raises(PortOpenError, match="no such device"):
