@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -236,3 +237,148 @@ def test_factory_players_run_a_whole_exchange(null_modem: tuple[str, Peer]) -> N
     finally:
         peer.send_line(line(records.disconnect(chess.Board())))
         assert client.result() == 0
+
+
+# -- a real client process with an engine that thinks until it is stopped ------------------
+
+ENGINES = Path(__file__).resolve().parents[1] / "engines"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class EngineClient:
+    """``serialref client`` in its own process, bridging the scripted UCI engine."""
+
+    def __init__(self, port: str, directory: Path, behaviour: str = "obey-stop") -> None:
+        self.engine_log = directory / "engine.log"
+        self.client_log = directory / "client.log"
+        engine = shlex.join(
+            [sys.executable, str(ENGINES / "fake_uci.py"), behaviour, "cp 0", str(self.engine_log)]
+        )
+        command = ["client", port, "--engine", engine, "--log", str(self.client_log)]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "serialref", *command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+
+    def engine_commands(self) -> list[str]:
+        return self.engine_log.read_text().splitlines() if self.engine_log.exists() else []
+
+    def searches(self) -> int:
+        return sum(line.startswith("go") for line in self.engine_commands())
+
+    def await_engine(self, condition: Callable[[list[str]], bool]) -> list[str]:
+        """Wait for what the engine process (another process) writes to its log."""
+        deadline = time.monotonic() + TIMEOUT
+        pause = threading.Event()
+        while not condition(commands := self.engine_commands()):
+            assert time.monotonic() < deadline, commands
+            pause.wait(0.01)
+        return commands
+
+    def finish(self) -> str:
+        _, stderr = self.process.communicate(timeout=TIMEOUT)
+        assert self.process.returncode == 0, stderr.decode(errors="replace")
+        return stderr.decode(errors="replace")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate()
+
+
+@contextmanager
+def engine_client(port: str, directory: Path) -> Iterator[EngineClient]:
+    client = EngineClient(port, directory)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def start_game(peer: Peer, board: chess.Board, consumed: tuple[int, int] = (0, 0)) -> None:
+    peer.send_line(line(records.reset(board)))
+    peer.send_line(line(records.inform(board, [("Round", "1"), ("TimeControl", "60+1")])))
+    peer.send_line(line(records.respond(board, consumed, None)))
+
+
+def searching(commands: list[str], count: int) -> bool:
+    return sum(command.startswith("go") for command in commands) >= count
+
+
+def stopped(commands: list[str], count: int) -> bool:
+    return commands.count("stop") >= count
+
+
+@pytest.mark.parametrize("crossing", ["conclude", "reset"])
+def test_a_search_the_referee_moved_on_from_is_stopped_and_never_answered(
+    null_modem: tuple[str, Peer], tmp_path: Path, crossing: str
+) -> None:
+    path, peer = null_modem
+    with engine_client(path, tmp_path) as client:
+        assert read_request(peer).operand_texts("refreq") == ("sign_on",)
+        start_game(peer, chess.Board())
+        client.await_engine(lambda commands: searching(commands, 1))
+        if crossing == "conclude":
+            peer.send_line(line(records.conclude(chess.Board(), (3, 0))))
+        else:
+            peer.send_line(line(records.reset(chess.Board())))
+        client.await_engine(lambda commands: stopped(commands, 1))
+        # The stopped search answered; its move must not reach the referee. The next
+        # game asks from another position, with 59 of 60 s used: the engine searches
+        # until the client stops it before the flag, and that reply is the first line.
+        after_e4 = chess.Board()
+        after_e4.push_san("e4")
+        start_game(peer, after_e4, consumed=(0, 59))
+        first = read_request(peer)
+        assert first.operand_texts("refreq") == ("reply",)
+        assert first.position == EpdRecord.from_board(after_e4).position
+        assert first.move("sm", after_e4) in after_e4.legal_moves
+        assert searching(client.engine_commands(), 2) and stopped(client.engine_commands(), 2)
+        peer.send_line(line(records.disconnect(after_e4)))
+        stderr = client.finish()
+    assert "refreq reply" not in stderr  # the transcript stays in the log file
+    transcript = client.client_log.read_text()
+    assert transcript.count("-> ") == 2 and transcript.count("refreq reply") == 1, transcript
+
+
+def test_only_the_newest_respond_is_answered_by_a_client_process(
+    null_modem: tuple[str, Peer], tmp_path: Path
+) -> None:
+    path, peer = null_modem
+    with engine_client(path, tmp_path) as client:
+        read_request(peer)
+        start_game(peer, chess.Board())
+        client.await_engine(lambda commands: searching(commands, 1))
+        # A newer respond crosses the search: another position, little time left.
+        after_d4 = chess.Board()
+        after_d4.push_san("d4")
+        peer.send_line(line(records.respond(after_d4, (0, 59), None)))
+        reply = read_request(peer)
+        assert reply.position == EpdRecord.from_board(after_d4).position
+        with pytest.raises(TimeoutError):
+            peer.read_line(timeout=0.5)  # and nothing for the first respond, ever
+        peer.send_line(line(records.disconnect(after_d4)))
+        client.finish()
+    commands = client.engine_commands()
+    assert commands.count("stop") == 2
+    d4 = "position fen rnbqkbnr/pppppppp/8/8/3P4/"
+    assert any(command.startswith(d4) for command in commands)
+
+
+def test_a_disconnect_while_the_engine_thinks_ends_the_client_at_once(
+    null_modem: tuple[str, Peer], tmp_path: Path
+) -> None:
+    path, peer = null_modem
+    with engine_client(path, tmp_path) as client:
+        read_request(peer)
+        start_game(peer, chess.Board())
+        client.await_engine(lambda commands: searching(commands, 1))
+        peer.send_line(line(records.disconnect(chess.Board())))
+        client.finish()
+        with pytest.raises(TimeoutError):
+            peer.read_line(timeout=0.2)
+    assert "stop" in client.engine_commands()
