@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import deque
 from collections.abc import Iterable
@@ -33,7 +34,8 @@ class ScriptedPlayer:
         self.requests: list[ThinkRequest] = []
 
     def decide(self, request: ThinkRequest) -> Decision:
-        self.requests.append(request)
+        # The session's board moves on after the answer: keep it as the player saw it.
+        self.requests.append(dataclasses.replace(request, board=request.board.copy()))
         decision = self.decisions.popleft()
         if isinstance(decision, str):
             return Decision(request.board.parse_uci(decision))

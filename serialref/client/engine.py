@@ -94,7 +94,15 @@ _MATE_POLICY_SCORE = 100_000
 _CE_LIMIT = 31_999
 """Largest centipawn ``ce`` that cannot be read as a mate (spec 6.7: above 32000 is mate)."""
 
-_INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE | chess.engine.INFO_PV
+_INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
+"""What python-chess parses of each ``info`` line; the variation is read once, at the end."""
+
+PV_PLIES = 8
+"""Plies of the engine's principal variation passed on in the reply's ``pv``.
+
+Each is turned into SAN (a legal move generation) while the engine's clock runs, and
+a long variation's tail says little; eight plies keep the comment useful and cheap.
+"""
 
 _REFUSED_OPTIONS = {
     "sd": "--depth has no effect on it; it plays on the clock",
@@ -269,7 +277,8 @@ class EnginePlayer:
         if isinstance(outcome, Decision):
             return outcome
         self._failures = 0
-        return self._decide(request, outcome)
+        variation = engine.variation(request.board, limit=PV_PLIES)
+        return self._decide(request, outcome, variation)
 
     async def restart(self) -> None:
         """Start a fresh engine process after a failure, or raise :class:`EngineError`."""
@@ -329,6 +338,7 @@ class EnginePlayer:
                 await asyncio.wait_for(
                     opened.engine.configure(dict(settings.options)), settings.start_timeout
                 )
+            opened.engine.settle_options()
         except (chess.engine.EngineError, TimeoutError) as exc:
             await self._stop_engine()
             raise ConfigError("option", str(exc) or "the engine did not answer") from exc
@@ -392,19 +402,25 @@ class EnginePlayer:
         A :class:`Decision` instead when the engine did not answer in time.
         """
         patience = self._patience(request, limit)
-        until = request.deadline
-        if until is None and patience is not None:
-            until = time.monotonic() + patience
-        if until is not None:
-            await asyncio.wait({search}, timeout=max(0.0, until - time.monotonic()))
-        else:
-            await asyncio.wait({search})
+        loop = asyncio.get_running_loop()
+        # One future the search, the deadline or the watchdog completes: cheaper on
+        # every move than asyncio.wait, which builds its waiter for each call.
+        ended: asyncio.Future[None] = loop.create_future()
+        search.add_done_callback(lambda _: _complete(ended))
+        timers = []
+        if request.deadline is not None:
+            stop_at = loop.time() + request.deadline - time.monotonic()
+            timers.append(loop.call_at(stop_at, self._move_now, engine))
+            timers.append(loop.call_at(stop_at + STOP_GRACE, _complete, ended))
+        elif patience is not None:
+            timers.append(loop.call_later(patience, _complete, ended))
+        try:
+            await ended
+        finally:
+            for timer in timers:
+                timer.cancel()
         if not search.done() and request.deadline is not None:
-            LOGGER.warning("%s: its clock is nearly out: telling it to move now", self.name)
-            engine.stop_search()
-            await asyncio.wait({search}, timeout=STOP_GRACE)
-            if not search.done():
-                return await self._fallback(engine, search, request)
+            return await self._fallback(engine, search, request)
         if not search.done():
             await self._stop_engine()
             raise EngineError(f"{self.name} gave no move within {patience:.1f} s")
@@ -416,6 +432,10 @@ class EnginePlayer:
         except chess.engine.EngineError as exc:
             await self._stop_engine()
             raise EngineError(f"{self.name} failed: {exc}") from exc
+
+    def _move_now(self, engine: EngineDialect) -> None:
+        LOGGER.warning("%s: its clock is nearly out: telling it to move now", self.name)
+        engine.stop_search()
 
     async def _fallback(
         self,
@@ -539,10 +559,15 @@ class EnginePlayer:
 
     # -- deciding -------------------------------------------------------------------
 
-    def _decide(self, request: ThinkRequest, result: chess.engine.PlayResult) -> Decision:
+    def _decide(
+        self,
+        request: ThinkRequest,
+        result: chess.engine.PlayResult,
+        variation: tuple[chess.Move, ...],
+    ) -> Decision:
         board = request.board
         move = result.move
-        analysis = _analysis(board.turn, move, result.info)
+        analysis = _analysis(board.turn, move, variation, result.info)
         score = _policy_score(board.turn, result.info)
         if result.resigned:
             LOGGER.info("%s resigns", self.name)
@@ -572,6 +597,11 @@ class EnginePlayer:
         return self._losing_streak >= self._settings.resign_moves
 
 
+def _complete(ended: asyncio.Future[None]) -> None:
+    if not ended.done():
+        ended.set_result(None)
+
+
 def _consume(search: asyncio.Future[chess.engine.PlayResult]) -> None:
     """Fetch an abandoned search's outcome, so asyncio does not report it as never retrieved."""
     if not search.cancelled():
@@ -587,10 +617,15 @@ def _policy_score(turn: chess.Color, info: chess.engine.InfoDict) -> int | None:
     return None if score is None else score.pov(turn).score(mate_score=_MATE_POLICY_SCORE)
 
 
-def _analysis(turn: chess.Color, move: chess.Move | None, info: chess.engine.InfoDict) -> Analysis:
-    """``ce``, ``pv``, ``acn`` and ``acs`` from python-chess's last ``info`` of the search."""
+def _analysis(
+    turn: chess.Color,
+    move: chess.Move | None,
+    variation: tuple[chess.Move, ...],
+    info: chess.engine.InfoDict,
+) -> Analysis:
+    """``ce``, ``pv``, ``acn`` and ``acs`` from the search's last ``info`` and variation."""
     score = info.get("score")
-    pv = tuple(info.get("pv", ()))
+    pv = variation
     if move is not None and pv[:1] != (move,):
         pv = (move,)
     elapsed = info.get("time")

@@ -157,14 +157,17 @@ def _moves_to_go(control: TimeControl, moves_made: int) -> int | None:
 class ThinkRequest:
     """Everything a player may use to choose its move.
 
-    ``board`` is the session's own copy, with the whole history known to the client
+    ``board`` is the session's own board, with the whole history known to the client
     (after a position the client could not connect to its game, the history starts
-    there, as spec 8.1 says). A player may push and pop on it freely but must leave
-    it as it found it. ``draw_offered`` is the opponent's ``draw_offer`` that came
-    with its last move. ``game`` is a new object for every game the referee starts.
-    ``deadline`` is a reading of :func:`time.monotonic`: an answer later than that
-    risks the flag (``None`` when no clock runs). The budget's clocks already leave
-    out the same safety margin, so an engine managing its own time stays inside it.
+    there, as spec 8.1 says). It is not copied for each move, which would cost time in
+    proportion to the game's length: a player may push and pop on it but must leave it
+    as it found it, and must not use it after its :meth:`Player.think` has returned or
+    been cancelled (the session moves on with it then). ``draw_offered`` is the
+    opponent's ``draw_offer`` that came with its last move. ``game`` is a new object
+    for every game the referee starts. ``deadline`` is a reading of
+    :func:`time.monotonic`: an answer later than that risks the flag (``None`` when no
+    clock runs). The budget's clocks already leave out the same safety margin, so an
+    engine managing its own time stays inside it.
     """
 
     board: chess.Board

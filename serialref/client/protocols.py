@@ -7,9 +7,11 @@ python-chess speaks both protocols well; the client asks four things more of the
   python-chess command, so the engine's answer still completes it. (Cancelling an
   XBoard ``play`` sends ``?`` but never ends the command, and every later command
   would wait behind it.)
-- **The best move so far.** Each dialect remembers the first move of the latest
-  principal variation the engine printed (``info ... pv``, or an XBoard post line),
-  so an engine that ignores ``stop`` still leaves the client a move to play.
+- **The principal variation, read once.** Each dialect keeps the words of the latest
+  principal variation the engine printed (``info ... pv``, or an XBoard post line), so
+  python-chess need not parse every variation of the search into moves (it is asked
+  for scores and counts only), and an engine that ignores ``stop`` still leaves the
+  client a move to play (:meth:`Dialect.best_move`).
 - **One warning for a refused command.** An engine that refuses a command we sent
   (``Error (unknown command): sd``, GNU Chess's ``Invalid move: sd 2``) would make
   python-chess fail the search or warn on every move; the refusal goes to
@@ -81,7 +83,7 @@ _XBOARD_COMMANDS = frozenset(
 _FEATURES_DONE = re.compile(r"^\s*feature\b.*\bdone=1\b")
 _FEATURE = re.compile(r"^\s*feature\b")
 _UCI_SPEECH = re.compile(r"^\s*(?:id|option|uciok)\b")
-_UCI_PV = re.compile(r"\bpv\s+(\S+)")
+_UCI_PV = re.compile(r"\bpv\s+(.*)$")
 
 _LEGACY_MOVE = re.compile(r"^\s*My move is\s*:\s*(\S+)\s*$")
 _MOVE_ANNOUNCEMENT = re.compile(r"^\s*move\s+(\S+)")
@@ -129,22 +131,33 @@ class Dialect:
         self.spoke = False
         self.alive = False
         self.refusal = loop.create_future()
-        self._best_text: str | None = None
+        self._variation: list[str] = []
         self._stop_sent = False
 
     def begin_search(self) -> None:
-        """A new search starts: forget the last one's best move and stop."""
-        self._best_text = None
+        """A new search starts: forget the last one's variation and stop."""
+        self._variation = []
         self._stop_sent = False
 
     def best_move(self) -> chess.Move | None:
         """The first move of the latest principal variation, if legal in the searched position."""
-        if self._best_text is None:
-            return None
-        try:
-            return self.board.parse_san(self._best_text)
-        except ValueError:
-            return None
+        variation = self.variation(self.board, limit=1)
+        return variation[0] if variation else None
+
+    def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
+        """The latest principal variation from ``board``, at most ``limit`` moves.
+
+        Moves are read in ``board`` as UCI or SAN (python-chess reads both), and the
+        variation ends at the first word that is not a legal move there.
+        """
+        line = board.copy(stack=False)
+        moves: list[chess.Move] = []
+        for word in self._variation[:limit]:
+            try:
+                moves.append(line.push_san(word))
+            except ValueError:
+                break
+        return tuple(moves)
 
     def stop_search(self) -> None:
         """Ask the engine to move now, once per search; its answer ends the search."""
@@ -211,7 +224,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         if line.startswith("info"):
             found = _UCI_PV.search(line)
             if found:
-                self._best_text = found.group(1)
+                self._variation = found.group(1).split()
         elif not self.initialized:
             if _UCI_SPEECH.match(line):
                 self.spoke = True
@@ -223,6 +236,17 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         elif self._refused(line, frozenset()):
             return
         super()._line_received(line)
+
+    def settle_options(self) -> None:
+        """Stop re-checking every option before each search: they are set once, for good.
+
+        python-chess keeps ``target_config``, the option values every command starts
+        from, so that options given to a single search can be undone; it re-checks all
+        of them (a score of ``setoption`` candidates for Stockfish) before each search.
+        The client never gives per-search options, so the engine's configuration,
+        defaults and ``--option`` values, stays as the handshake and ``configure`` left it.
+        """
+        self.target_config.clear()
 
     def _is_command(self, word: str) -> bool:
         return word not in ("", "position") and not chess.engine.UCI_REGEX.match(word)
@@ -283,8 +307,11 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
                 LOGGER.debug("%s: >> %s (stale move after a game over, ignored)", self, line)
                 return
         elif line[:1].isdigit() and len(line.split()) >= 4:
-            self._best_text = _first_move(line.split()[4:])
+            self._variation = [word for word in line.split()[4:] if not _MOVE_NUMBER.match(word)]
         super()._line_received(line)
+
+    def settle_options(self) -> None:
+        """Nothing to do: XBoard engines are sent their few options with each ``new``."""
 
     def _is_command(self, word: str) -> bool:
         return word in _XBOARD_COMMANDS
@@ -298,14 +325,6 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
         except ValueError:
             return False
         return True
-
-
-def _first_move(variation: list[str]) -> str | None:
-    """The first move of an XBoard post line's variation (move numbers skipped)."""
-    for word in variation:
-        if not _MOVE_NUMBER.match(word):
-            return word
-    return None
 
 
 def _log_refusal(command: str, line: str) -> None:

@@ -179,7 +179,8 @@ class _Client:
         if link is not self._link:
             return
         if isinstance(event, LineReceived):
-            LOGGER.debug("<- %s", escape(event.text))
+            if LOGGER.isEnabledFor(logging.DEBUG):
+                LOGGER.debug("<- %s", escape(event.text))
             self._apply(self._active_session().line_received(event.text, event.at))
         elif isinstance(event, MalformedLineReceived):
             LOGGER.warning("<- ignored a malformed line (%s): %s", event.reason, event.preview)
@@ -202,7 +203,8 @@ class _Client:
         link = self._link
         if link is None:
             return
-        LOGGER.debug("-> %s", escape(line))
+        if LOGGER.isEnabledFor(logging.DEBUG):
+            LOGGER.debug("-> %s", escape(line))
         try:
             link.send_line(line)
         except LineLostError as exc:

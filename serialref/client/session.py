@@ -269,7 +269,7 @@ class PlayerSession:
         budget = self._budget()
         mine = budget.remaining[side_index(board.turn)]
         self._pending = ThinkRequest(
-            board=board.copy(),
+            board=board,
             budget=budget,
             draw_offered="draw_offer" in record,
             tags=dict(self._tags),
@@ -344,19 +344,24 @@ class PlayerSession:
             self._consumed = record.clock_pair("cc")
 
     def _follow(self, record: EpdRecord) -> bool:
-        """Bring the board to the record's position, then play its ``sm``; False if impossible."""
-        target = _record_board(record)
-        if target is None:
-            return False
-        if not _same_position(self._board, target, record):
-            if self._board.move_stack:
-                LOGGER.info(
-                    "the referee's position differs from ours (%s): starting from %s with no "
-                    "history",
-                    self._board.fen(),
-                    target.fen(),
-                )
-            self._board = target
+        """Bring the board to the record's position, then play its ``sm``; False if impossible.
+
+        The board is changed in place: a request handed to the player holds it, and the
+        session only changes it once that request is abandoned or answered.
+        """
+        if not _continues(self._board, record):
+            target = _record_board(record)
+            if target is None:
+                return False
+            if not _same_position(self._board, target, record):
+                if self._board.move_stack:
+                    LOGGER.info(
+                        "the referee's position differs from ours (%s): starting from %s with "
+                        "no history",
+                        self._board.fen(),
+                        target.fen(),
+                    )
+                self._board = target
         if "sm" not in record:
             return True
         try:
@@ -449,6 +454,29 @@ def _record_board(record: EpdRecord) -> chess.Board | None:
         )
         return None
     return board
+
+
+def _continues(board: chess.Board, record: EpdRecord) -> bool:
+    """The common case, cheaply: the record names our position exactly as the referee writes it.
+
+    PROTOCOL.md 2 has the referee write the en passant square after every double push,
+    as ``fen(en_passant="fen")`` does; a record written otherwise takes the full check
+    of :func:`_same_position`.
+    """
+    ep_square = board.ep_square
+    if (
+        record.active != ("w" if board.turn else "b")
+        or record.en_passant != ("-" if ep_square is None else chess.SQUARE_NAMES[ep_square])
+        or record.castling != (board.castling_xfen() or "-")
+        or record.placement != board.board_fen()
+    ):
+        return False
+    try:
+        if "hmvc" in record and record.integer("hmvc") != board.halfmove_clock:
+            return False
+        return "fmvn" not in record or record.integer("fmvn") == board.fullmove_number
+    except ProtocolError:
+        return False
 
 
 def _same_position(board: chess.Board, target: chess.Board, record: EpdRecord) -> bool:

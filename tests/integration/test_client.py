@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import chess
+import chess.pgn
 import pytest
 
 from serialref import records
@@ -24,7 +26,7 @@ from serialref.client.players import RandomPlayer
 from serialref.client.runner import run_client
 from serialref.epd import EpdRecord, format_record, parse_record
 from serialref.errors import PortOpenError, RecorderError
-from serialref.testing import Peer
+from serialref.testing import Peer, null_modem_cable
 
 TIMEOUT = 5.0
 
@@ -382,3 +384,56 @@ def test_a_disconnect_while_the_engine_thinks_ends_the_client_at_once(
         with pytest.raises(TimeoutError):
             peer.read_line(timeout=0.2)
     assert "stop" in client.engine_commands()
+
+
+def test_a_fractional_time_control_end_to_end(tmp_path: Path) -> None:
+    """``serialref run --tc 10+0.10`` with two client processes: tag, clocks, increments."""
+    pgn, journal = tmp_path / "match.pgn", tmp_path / "match.jsonl"
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    with null_modem_cable() as cable_a, null_modem_cable() as cable_b:
+        referee = subprocess.Popen(
+            [sys.executable, "-m", "serialref", "run", cable_a.path_a, cable_b.path_a,
+             "--tc", "10+0.10", "--pgn", str(pgn), "--journal", str(journal),
+             "--reset-delay", "0.1", "--conclude-delay", "0.1"],
+            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while not (journal.exists() and b"MatchStarted" in journal.read_bytes()):
+            assert time.monotonic() < deadline and referee.poll() is None, "referee not up"
+            threading.Event().wait(0.005)  # another process's file: nothing else to wait on
+        players = [
+            subprocess.Popen(
+                [sys.executable, "-m", "serialref", "client", path, "--player", kind,
+                 "--seed", "5", "--log-level", "info", "--log", str(log)],
+                cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            for path, kind, log in [
+                (cable_a.path_b, "greedy", logs[0]),
+                (cable_b.path_b, "random", logs[1]),
+            ]
+        ]
+        _, stderr = referee.communicate(timeout=60)
+        outputs = [player.communicate(timeout=10)[1].decode() for player in players]
+    assert referee.returncode == 0, stderr.decode(errors="replace")
+    assert [player.returncode for player in players] == [0, 0], outputs
+    with pgn.open() as handle:
+        game = chess.pgn.read_game(handle)
+    assert game is not None and game.errors == []
+    assert game.headers["TimeControl"] == "10+0.10"  # as configured
+    assert game.headers["Termination"] != "time forfeit"
+    clocks = [node.clock() for node in game.mainline()]
+    assert all(clock is not None and clock > 9 for clock in clocks)  # + 0.1 s a move
+    assert "[%emt 0:00:00." in pgn.read_text()  # move times in tenths
+    moves = [json.loads(entry) for entry in journal.read_text().splitlines()]
+    moves = [entry for entry in moves if entry["event"] == "MovePlayed"]
+    last = moves[-1]
+    for side in (0, 1):
+        granted = 10 + 0.1 * last["moves_made"][side]
+        assert last["remaining"][side] + last["consumed"][side] == pytest.approx(granted)
+    # At the default level a client prints what a person wants, not the transcript.
+    for output in outputs:
+        assert "game started: round 1" in output and "time control 10+0.10" in output
+        assert "game over:" in output
+        assert "refreq" not in output and "refcom" not in output
+    assert "refcom respond" in logs[0].read_text()
