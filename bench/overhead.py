@@ -208,8 +208,8 @@ def _usage(pid: int) -> tuple[float, int] | None:
         return None
     fields = stat.rsplit(")", 1)[1].split()
     cpu = (int(fields[11]) + int(fields[12])) / TICKS
-    peak = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM"))
-    return cpu, peak
+    peaks = [int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM")]
+    return (cpu, peaks[0]) if peaks else None  # none once the process has ended
 
 
 # -- figures ------------------------------------------------------------------------------
@@ -246,15 +246,15 @@ def overheads(match: Match) -> list[float]:
     return result
 
 
-def cpu_per_move(client: Client) -> tuple[float, int] | None:
-    """(CPU seconds per ply of the match, plies) between the first and last move sampled."""
+def cpu_per_ply(client: Client) -> float | None:
+    """CPU seconds per ply of the match, between the first and last move sampled."""
     played = [sample for sample in client.samples if sample[0] > 0]
     if len(played) < 2:
         return None
     first = played[0]
     last = next(sample for sample in reversed(played) if sample[0] == played[-1][0])
     plies = last[0] - first[0]
-    return ((last[1] - first[1]) / plies, plies) if plies else None
+    return (last[1] - first[1]) / plies if plies else None
 
 
 def report(match: Match) -> None:
@@ -270,12 +270,11 @@ def report(match: Match) -> None:
     print(f"  of which the cable, twice: {2 * match.cable_crossing * 1000:.3f} ms (median)")
     together = 0.0
     for client in match.clients:
-        figures = cpu_per_move(client)
+        per_ply = cpu_per_ply(client)
         peak = max((sample[2] for sample in client.samples), default=0)
-        if figures is None:
+        if per_ply is None:
             print(f"{client.name}: too few samples for a CPU figure")
             continue
-        per_ply, plies = figures
         together += per_ply
         print(
             f"{client.name} client: {2 * per_ply * 1000:.3f} ms CPU per move it played, "
