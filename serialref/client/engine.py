@@ -481,10 +481,11 @@ class EnginePlayer:
 
     async def _settled(self) -> None:
         """Wait for an abandoned search to end, :data:`STOP_PATIENCE` at most, else kill."""
-        settling, self._settling = self._settling, None
+        settling = self._settling
         if settling is None:
             return
         await asyncio.wait({settling}, timeout=STOP_PATIENCE)
+        self._settling = None
         if not settling.done():
             settling.cancel()
             LOGGER.warning(

@@ -155,6 +155,8 @@ class _Client:
         self._watched_fd: int | None = None
         self._reconnecting: asyncio.Task[None] | None = None
         self._thinking: asyncio.Task[None] | None = None
+        # Every think task until it ends: the loop itself keeps only weak references.
+        self._think_tasks: set[asyncio.Task[None]] = set()
         self._player_turn = asyncio.Lock()
         self._sign_on_timer: asyncio.TimerHandle | None = None
 
@@ -195,6 +197,8 @@ class _Client:
             self._send(line)
         if output.think is not None:
             self._thinking = self._loop.create_task(self._think(output.think))
+            self._think_tasks.add(self._thinking)
+            self._thinking.add_done_callback(self._think_tasks.discard)
         if output.finished and not self._done.done():
             self._done.set_result(False)
         self._schedule_sign_on_retry()
@@ -249,6 +253,12 @@ class _Client:
             except EngineError as exc:
                 await self._recover(request, str(exc))
                 return
+            except Exception as exc:
+                # A bug of ours: the referee hears of a fault rather than waiting for a
+                # reply that cannot come, and the log has the traceback.
+                LOGGER.exception("the player failed unexpectedly")
+                self._apply(self._active_session().player_lost(f"internal error: {exc!r}"))
+                return
             self._apply(self._active_session().decision_made(request, decision))
 
     async def _recover(self, request: ThinkRequest, reason: str) -> None:
@@ -274,9 +284,8 @@ class _Client:
             with suppress(asyncio.CancelledError):
                 await self._reconnecting
         self._stop_thinking()
-        if self._thinking is not None:
-            with suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(self._thinking, _SHUTDOWN_GRACE)
+        if self._think_tasks:
+            await asyncio.wait(self._think_tasks, timeout=_SHUTDOWN_GRACE)
         self._disconnect()
 
     # -- the port -------------------------------------------------------------------

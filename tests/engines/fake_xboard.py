@@ -1,8 +1,10 @@
 """A scripted XBoard engine that talks like GNU Chess 6: ``python fake_xboard.py BEHAVIOUR LOG``.
 
-Every line it receives is appended to LOG. It announces moves in the legacy forms
-(``1. ... e2e4`` then ``My move is : e2e4``) and plays ``e2e4``/``e7e5`` when legal,
-else the first legal move in UCI order. Behaviours:
+Every line it receives is appended to LOG. Like GNU Chess it prints ``Chess`` when it
+starts, declares ``sigterm=0``, echoes ``level`` (``TCMove = 35``, ``Fischer increment
+of 0 seconds.``) and every move it is sent (``1. e7e5``), and announces its own moves
+in the legacy forms (``1. ... e2e4`` then ``My move is : e2e4``). It plays
+``e2e4``/``e7e5`` when legal, else the first legal move in UCI order. Behaviours:
 
 - ``normal``: moves at once;
 - ``refuse-sd``: answers ``sd`` with ``Error (unknown command): sd``;
@@ -39,6 +41,7 @@ def announce(board: chess.Board, uci: str) -> None:
 
 def main() -> None:
     behaviour, log = sys.argv[1], Path(sys.argv[2])
+    print("Chess", flush=True)
     board = chess.Board()
     games = 0
     searching: chess.Move | None = None
@@ -50,7 +53,7 @@ def main() -> None:
             continue
         command = words[0]
         if command == "protover":
-            print('feature myname="Fake XBoard" ping=1 setboard=1 done=1', flush=True)
+            print('feature myname="Fake XBoard" ping=1 setboard=1 sigterm=0 done=1', flush=True)
         elif command == "ping":
             print(f"pong {words[1]}", flush=True)
         elif command == "new":
@@ -58,6 +61,9 @@ def main() -> None:
             board = chess.Board()
             if games == 2 and behaviour in ("stale", "stale-then-illegal"):
                 announce(board, "d4b2")
+        elif command == "level":
+            print("TCMove = 35")
+            print("Fischer increment of 0 seconds.", flush=True)
         elif command == "setboard":
             board = chess.Board(" ".join(words[1:]))
         elif command == "sd" and behaviour == "refuse-sd":
@@ -88,6 +94,7 @@ def main() -> None:
         elif command == "quit":
             break
         elif len(command) in (4, 5) and command[1].isdigit():
+            print(f"{board.fullmove_number}. {command}", flush=True)
             board.push_uci(command)
 
 

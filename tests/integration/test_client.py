@@ -22,7 +22,7 @@ import pytest
 
 from serialref import records
 from serialref.client import make_builtin_player
-from serialref.client.players import RandomPlayer
+from serialref.client.players import Decision, RandomPlayer, ThinkRequest
 from serialref.client.runner import run_client
 from serialref.epd import EpdRecord, format_record, parse_record
 from serialref.errors import PortOpenError, RecorderError
@@ -437,3 +437,26 @@ def test_a_fractional_time_control_end_to_end(tmp_path: Path) -> None:
         assert "game over:" in output
         assert "refreq" not in output and "refcom" not in output
     assert "refcom respond" in logs[0].read_text()
+
+
+def test_a_player_that_breaks_is_reported_as_a_fault(
+    null_modem: tuple[str, Peer], caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken(RandomPlayer):
+        async def think(self, request: ThinkRequest) -> Decision:
+            raise RuntimeError("a bug")
+
+    path, peer = null_modem
+    client = ClientThread(lambda: run_client(path, Broken(1), name="Tester"))
+    client.start()
+    try:
+        read_request(peer)
+        peer.send_line(line(records.reset(chess.Board())))
+        peer.send_line(line(records.respond(chess.Board(), (0, 0), None)))
+        fault = read_request(peer)
+        assert fault.operand_texts("refreq") == ("fault",)
+        assert "internal error: RuntimeError('a bug')" in fault.operand_texts("c0")[0]
+    finally:
+        peer.send_line(line(records.disconnect(chess.Board())))
+        assert client.result() == 0
+    assert "the player failed unexpectedly" in caplog.text
