@@ -293,8 +293,10 @@ class EngineClient:
 
 
 @contextmanager
-def engine_client(port: str, directory: Path) -> Iterator[EngineClient]:
-    client = EngineClient(port, directory)
+def engine_client(
+    port: str, directory: Path, behaviour: str = "obey-stop"
+) -> Iterator[EngineClient]:
+    client = EngineClient(port, directory, behaviour)
     try:
         yield client
     finally:
@@ -369,6 +371,28 @@ def test_only_the_newest_respond_is_answered_by_a_client_process(
     assert commands.count("stop") == 2
     d4 = "position fen rnbqkbnr/pppppppp/8/8/3P4/"
     assert any(command.startswith(d4) for command in commands)
+
+
+def test_an_engine_that_never_answers_still_moves_before_the_flag(
+    null_modem: tuple[str, Peer], tmp_path: Path
+) -> None:
+    path, peer = null_modem
+    board = chess.Board("4k3/8/8/3q4/8/8/8/3RK3 w - - 0 1")
+    with engine_client(path, tmp_path, "silent") as client:
+        read_request(peer)
+        peer.send_line(line(records.reset(board)))
+        peer.send_line(line(records.inform(board, [("TimeControl", "60+1")])))
+        asked = time.monotonic()
+        peer.send_line(line(records.respond(board, (58, 0), None)))  # 2 s left
+        reply = read_request(peer)
+        answered = time.monotonic()
+        assert answered - asked < 2.0  # the flag
+        assert reply.operand_texts("sm") == ("Rxd5",)  # the one-ply choice
+        peer.send_line(line(records.disconnect(board)))
+        client.finish()
+    log = client.client_log.read_text()
+    assert "clock is nearly out" in log and "did not answer 'stop'" in log
+    assert "stop" in client.engine_commands()
 
 
 def test_a_disconnect_while_the_engine_thinks_ends_the_client_at_once(
