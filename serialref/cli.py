@@ -475,14 +475,11 @@ def _add_client_verb(
 
 def _run_client(args: argparse.Namespace) -> int:
     from serialref.client import make_builtin_player
-    from serialref.client.engine import (
-        EnginePlayer,
-        EngineProtocol,
-        EngineSettings,
-        parse_engine_options,
-    )
+    from serialref.client.engine import EnginePlayer
+    from serialref.client.options import EngineSettings, parse_engine_options
     from serialref.client.players import Player
     from serialref.client.runner import run_client
+    from serialref.client.startup import EngineProtocol
     from serialref.errors import ConfigError
     from serialref.transport import PortSettings
 

@@ -40,16 +40,15 @@ import dataclasses
 import logging
 import shlex
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import chess
 import chess.engine
 
-from serialref.client.players import Analysis, Decision, GreedyPlayer, ThinkingBudget, ThinkRequest
+from serialref.client.options import EngineSettings
+from serialref.client.players import Decision, GreedyPlayer, ThinkingBudget, ThinkRequest
 from serialref.client.protocols import QuietNotices, XBoardEngine
+from serialref.client.scoring import ScorePolicy
 from serialref.client.startup import (
     EngineDialect,
     EngineProtocol,
@@ -65,10 +64,6 @@ __all__ = [
     "STOP_GRACE",
     "UNTIMED_MOVETIME",
     "EnginePlayer",
-    "EngineProtocol",
-    "EngineSettings",
-    "parse_engine_options",
-    "spec_centipawns",
 ]
 
 LOGGER = logging.getLogger(__name__)
@@ -84,15 +79,6 @@ SETTLE_TIMEOUT = 2.0
 
 STOP_PATIENCE = 0.25
 """Seconds the next search waits for an abandoned one to end before killing its engine."""
-
-MATE_SCORE = 32767
-"""Spec 6.7: mate values count plies down from here."""
-
-_MATE_POLICY_SCORE = 100_000
-"""Centipawns a mate counts as for the draw and resign policies (beyond any real score)."""
-
-_CE_LIMIT = 31_999
-"""Largest centipawn ``ce`` that cannot be read as a mate (spec 6.7: above 32000 is mate)."""
 
 _INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
 """What python-chess parses of each ``info`` line; the variation is read once, at the end."""
@@ -117,94 +103,6 @@ _REFUSED_OPTIONS = {
 """What stops working when an engine refuses one of the commands the client sends."""
 
 
-@dataclass(frozen=True, slots=True)
-class EngineSettings:
-    """How to run one engine and how it plays; the ``serialref client`` options.
-
-    ``protocol`` ``None`` means: find out (UCI first, then XBoard). ``nodes``,
-    ``depth`` and ``movetime`` (seconds) limit the search on top of the clock; at most
-    one may be set. The score policies are in centipawns from the engine's point of
-    view; only their magnitude counts, so ``--resign-below 600`` and ``--resign-below
-    -600`` mean the same. ``max_restarts`` bounds the restarts in a row that produce no
-    move, so an engine that dies on every position ends in a fault rather than a loop.
-    ``start_timeout`` bounds a handshake the engine has begun (a silent program is given
-    :data:`~serialref.client.startup.PROBE_TIMEOUT`).
-    """
-
-    command: tuple[str, ...]
-    protocol: EngineProtocol | None = None
-    options: Mapping[str, str] = field(default_factory=dict)
-    nodes: int | None = None
-    depth: int | None = None
-    movetime: float | None = None
-    draw_offer_below: int | None = None
-    draw_accept_below: int | None = None
-    resign_below: int | None = None
-    resign_moves: int = 3
-    hang_margin: float = 10.0
-    start_timeout: float = 10.0
-    max_restarts: int = 3
-
-    def __post_init__(self) -> None:
-        if not self.command:
-            raise ConfigError("engine", "an engine command is required")
-        limits = [
-            name for name in ("nodes", "depth", "movetime") if getattr(self, name) is not None
-        ]
-        if len(limits) > 1:
-            raise ConfigError(limits[1], f"cannot be combined with {limits[0]}")
-        for name in ("nodes", "depth", "movetime", "resign_moves"):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ConfigError(name, f"must be positive, not {value!r}")
-        if self.hang_margin < 0 or self.start_timeout <= 0:
-            raise ConfigError("hang_margin", "timeouts must be positive")
-
-    @classmethod
-    def from_command_line(cls, command: str, **settings: Any) -> EngineSettings:
-        """Settings for a command given as one shell-quoted string (``"gnuchess --xboard"``)."""
-        try:
-            words = tuple(shlex.split(command))
-        except ValueError as exc:
-            raise ConfigError("engine", f"cannot split {command!r}: {exc}") from exc
-        return cls(command=words, **settings)
-
-    def fixed_limit(self) -> chess.engine.Limit | None:
-        """The search limit given on top of the clock, if any."""
-        if self.nodes is None and self.depth is None and self.movetime is None:
-            return None
-        return chess.engine.Limit(nodes=self.nodes, depth=self.depth, time=self.movetime)
-
-
-def parse_engine_options(pairs: Sequence[str]) -> dict[str, str]:
-    """``NAME=VALUE`` strings (``--option``) as a mapping; python-chess checks the values."""
-    options: dict[str, str] = {}
-    for pair in pairs:
-        name, sign, value = pair.partition("=")
-        if not sign or not name.strip():
-            raise ConfigError("option", f"expected NAME=VALUE, not {pair!r}")
-        options[name.strip()] = value
-    return options
-
-
-def spec_centipawns(score: chess.engine.Score) -> int:
-    """A score from the mover's point of view as spec 6.7's ``ce``.
-
-    A mate in N moves is 2N-1 plies away (``32767 - (2N - 1)``); being mated in N is 2N
-    plies away (``-32767 + 2N``). Centipawn scores are kept clear of those bands (beyond
-    +-32000), and absurdly long mates are kept inside them.
-    """
-    mate = score.mate()
-    if mate is not None:
-        # Beyond 383 moves the arithmetic would leave the mate band; clamp inside it.
-        if mate > 0:
-            return max(_CE_LIMIT + 2, MATE_SCORE - (2 * mate - 1))
-        return min(-_CE_LIMIT - 2, -MATE_SCORE + 2 * -mate)
-    centipawns = score.score()
-    assert centipawns is not None  # not a mate, so a centipawn score
-    return max(-_CE_LIMIT, min(_CE_LIMIT, centipawns))
-
-
 class EnginePlayer:
     """A UCI or XBoard engine behind ``serialref client``; :meth:`start` runs it."""
 
@@ -222,7 +120,7 @@ class EnginePlayer:
         self._game: object = object()
         self._clock_id: object = object()
         self._moves_to_go: int | None = None
-        self._losing_streak = 0
+        self._policy = ScorePolicy(settings)
         self._failures = 0
 
     @property
@@ -278,7 +176,8 @@ class EnginePlayer:
             return outcome
         self._failures = 0
         variation = engine.variation(request.board, limit=PV_PLIES)
-        return self._decide(request, outcome, variation)
+        xboard = self._protocol is EngineProtocol.XBOARD
+        return self._policy.decide(self.name, request, outcome, variation, xboard=xboard)
 
     async def restart(self) -> None:
         """Start a fresh engine process after a failure, or raise :class:`EngineError`."""
@@ -530,7 +429,7 @@ class EnginePlayer:
         self._game = game
         self._clock_id = object()
         self._moves_to_go = None
-        self._losing_streak = 0
+        self._policy.new_game()
 
     def _limit(self, budget: ThinkingBudget) -> chess.engine.Limit:
         """The clocks, with the fixed limit on top; a fixed time alone when untimed.
@@ -558,46 +457,6 @@ class EnginePlayer:
             return fixed
         return dataclasses.replace(clock, nodes=fixed.nodes, depth=fixed.depth, time=fixed.time)
 
-    # -- deciding -------------------------------------------------------------------
-
-    def _decide(
-        self,
-        request: ThinkRequest,
-        result: chess.engine.PlayResult,
-        variation: tuple[chess.Move, ...],
-    ) -> Decision:
-        board = request.board
-        move = result.move
-        analysis = _analysis(board.turn, move, variation, result.info)
-        score = _policy_score(board.turn, result.info)
-        if result.resigned:
-            LOGGER.info("%s resigns", self.name)
-            return Decision(None, resign=True, analysis=analysis)
-        if request.draw_offered and self._accepts_draw(result, score):
-            LOGGER.info("%s accepts the draw offer (score %s)", self.name, score)
-            return Decision(None, draw_accept=True, analysis=analysis)
-        if self._resigns(score):
-            LOGGER.info("%s resigns by the score policy (score %s)", self.name, score)
-            return Decision(None, resign=True, analysis=analysis)
-        offer = (result.draw_offered and not request.draw_offered) or _within(
-            score, self._settings.draw_offer_below
-        )
-        return Decision(move, draw_offer=offer, analysis=analysis)
-
-    def _accepts_draw(self, result: chess.engine.PlayResult, score: int | None) -> bool:
-        """XBoard engines answer ``draw`` with ``offer draw``; UCI ones go by the score."""
-        if self._protocol is EngineProtocol.XBOARD:
-            return result.draw_offered
-        return _within(score, self._settings.draw_accept_below)
-
-    def _resigns(self, score: int | None) -> bool:
-        threshold = self._settings.resign_below
-        if threshold is None or score is None:
-            return False
-        self._losing_streak = self._losing_streak + 1 if score <= -abs(threshold) else 0
-        return self._losing_streak >= self._settings.resign_moves
-
-
 def _complete(ended: asyncio.Future[None]) -> None:
     if not ended.done():
         ended.set_result(None)
@@ -607,32 +466,3 @@ def _consume(search: asyncio.Future[chess.engine.PlayResult]) -> None:
     """Fetch an abandoned search's outcome, so asyncio does not report it as never retrieved."""
     if not search.cancelled():
         search.exception()
-
-
-def _within(score: int | None, threshold: int | None) -> bool:
-    return threshold is not None and score is not None and abs(score) < abs(threshold)
-
-
-def _policy_score(turn: chess.Color, info: chess.engine.InfoDict) -> int | None:
-    score = info.get("score")
-    return None if score is None else score.pov(turn).score(mate_score=_MATE_POLICY_SCORE)
-
-
-def _analysis(
-    turn: chess.Color,
-    move: chess.Move | None,
-    variation: tuple[chess.Move, ...],
-    info: chess.engine.InfoDict,
-) -> Analysis:
-    """``ce``, ``pv``, ``acn`` and ``acs`` from the search's last ``info`` and variation."""
-    score = info.get("score")
-    pv = variation
-    if move is not None and pv[:1] != (move,):
-        pv = (move,)
-    elapsed = info.get("time")
-    return Analysis(
-        centipawns=None if score is None else spec_centipawns(score.pov(turn)),
-        pv=pv if move is not None else (),
-        nodes=info.get("nodes"),
-        seconds=None if elapsed is None else int(elapsed),
-    )

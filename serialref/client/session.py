@@ -33,26 +33,26 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 import chess
 
-from serialref.client.players import Analysis, Decision, ThinkingBudget, ThinkRequest
+from serialref.client.players import Decision, ThinkingBudget, ThinkRequest
+from serialref.client.replies import reply_in_finished_position, reply_to
 from serialref.clock import TimeControl, side_index
-from serialref.epd import EpdRecord, Operation, format_record, parse_record
-from serialref.errors import ConfigError, ProtocolError, escape
+from serialref.epd import EpdRecord, format_record, parse_record
+from serialref.errors import ConfigError, EngineError, ProtocolError, escape
 from serialref.records import (
     Refcom,
     player_fault,
     referee_command,
-    reply,
     sign_off,
     sign_on,
 )
 
-__all__ = ["SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
+__all__ = ["CC_RESOLUTION", "SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -71,10 +71,6 @@ runner adds the line time of a respond and a reply on a real serial line.
 
 CC_RESOLUTION = 1.0
 """``cc`` is rounded down to whole seconds: the most it can understate the time used."""
-
-_CE_RANGE = range(-32768, 32767)
-"""Values an EPD ``ce`` may take (spec 6.7)."""
-
 
 @dataclass(frozen=True, slots=True)
 class SessionOutput:
@@ -268,7 +264,7 @@ class PlayerSession:
         if not any(board.generate_legal_moves()):
             # Spec 8 step 10: no move is produced when the client is mated or stalemated.
             LOGGER.warning("asked to move in a finished position: %s", board.fen())
-            return SessionOutput(lines=(format_record(reply(board, None, *_counters(board))),))
+            return SessionOutput(lines=(format_record(reply_in_finished_position(board)),))
         self._move_started = at
         budget = self._budget()
         mine = budget.remaining[side_index(board.turn)]
@@ -409,35 +405,15 @@ class PlayerSession:
         )
 
     def _answer(self, decision: Decision, draw_offered: bool) -> SessionOutput:
-        """Turn a decision into one ``reply``, checked against PROTOCOL.md section 4."""
+        """The ``reply`` for ``decision``; a decision that cannot be sent is a fault."""
         board = self._board
-        flags: list[str] = []
-        move = decision.move
-        if decision.resign:
-            if decision.draw_offer or decision.draw_accept or decision.draw_claim:
-                LOGGER.warning("the player resigns and draws at once: sending the resignation")
-            flags.append("resign")
-            move = None
-        elif decision.draw_accept and draw_offered:
-            flags.append("draw_accept")
-            move = None
-        else:
-            if decision.draw_accept:
-                LOGGER.warning("the player accepts a draw nobody offered: flag dropped")
-            if move is None:
-                if not (decision.draw_claim and _claimable_now(board)):
-                    return self.player_lost("the player chose no move")
-                flags.append("draw_claim")
-            elif move not in board.legal_moves:
-                return self.player_lost(f"the player chose an illegal move {move.uci()}")
-            elif decision.draw_claim or (self._claim_draws and _claim_holds(board, move)):
-                flags.append("draw_claim")
-            elif decision.draw_offer:
-                flags.append("draw_offer")
-        operations = [Operation(flag) for flag in flags]
-        operations += _analysis_operations(board, decision.analysis)
-        operations += _counters(board)
-        line = format_record(reply(board, move, *operations))
+        try:
+            record, move = reply_to(
+                board, decision, draw_offered=draw_offered, claim_draws=self._claim_draws
+            )
+        except EngineError as exc:
+            return self.player_lost(str(exc))
+        line = format_record(record)
         if move is not None:
             board.push(move)
         return SessionOutput(lines=(line,))
@@ -499,66 +475,6 @@ def _same_position(board: chess.Board, target: chess.Board, record: EpdRecord) -
 def _ply(board: chess.Board) -> int:
     """Half-moves since the start of a game that began with White at move 1."""
     return 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK)
-
-
-def _claimable_now(board: chess.Board) -> bool:
-    return board.is_repetition(3) or board.is_fifty_moves()
-
-
-def _claim_holds(board: chess.Board, move: chess.Move) -> bool:
-    """PROTOCOL.md 5: the current position, or the one after ``move``, allows a claim.
-
-    python-chess's ``can_claim_draw`` asks whether *any* move allows one; the referee
-    judges the move actually supplied, so that move is tried alone.
-    """
-    if _claimable_now(board):
-        return True
-    board.push(move)
-    try:
-        return _claimable_now(board)
-    finally:
-        board.pop()
-
-
-def _counters(board: chess.Board) -> list[Operation]:
-    """``fmvn`` and ``hmvc`` of the reply's position, so the referee can check them too."""
-    return [Operation.of("fmvn", board.fullmove_number), Operation.of("hmvc", board.halfmove_clock)]
-
-
-def _analysis_operations(board: chess.Board, analysis: Analysis | None) -> list[Operation]:
-    """``ce``, ``pv`` (SAN), ``acn`` and ``acs``; values the spec cannot carry are dropped."""
-    if analysis is None:
-        return []
-    operations: list[Operation] = []
-    if analysis.centipawns is not None:
-        if analysis.centipawns in _CE_RANGE:
-            operations.append(Operation.of("ce", analysis.centipawns))
-        else:
-            LOGGER.warning("dropped ce %d: outside spec 6.7's range", analysis.centipawns)
-    sans = _pv_sans(board, analysis.pv)
-    if sans:
-        operations.append(Operation.of("pv", *sans))
-    for opcode, count in (("acn", analysis.nodes), ("acs", analysis.seconds)):
-        if count is None:
-            continue
-        if count >= 0:
-            operations.append(Operation.of(opcode, count))
-        else:
-            LOGGER.warning("dropped %s %d: must not be negative", opcode, count)
-    return operations
-
-
-def _pv_sans(board: chess.Board, moves: Iterable[chess.Move]) -> list[str]:
-    """The variation in SAN, cut at the first move that is not legal where it is played."""
-    line = board.copy(stack=False)
-    sans: list[str] = []
-    for move in moves:
-        if move not in line.legal_moves:
-            LOGGER.debug("pv cut at %s: not legal in %s", move.uci(), line.fen())
-            break
-        sans.append(line.san(move))
-        line.push(move)
-    return sans
 
 
 def _time_control(text: str) -> TimeControl | None:
