@@ -40,9 +40,11 @@ def test_options_are_checked_by_the_engine(tmp_path: Path) -> None:
     run(scenario())
     assert "setoption name Hash value 32" in sent(log)
 
+
 def test_a_node_limit_an_xboard_engine_cannot_keep_is_refused_at_start(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="nodes: Fake XBoard does not take node limits"):
         run(EnginePlayer(xboard_settings(tmp_path / "x.log", nodes=3000)).start())
+
 
 def test_the_engine_name_move_and_analysis(tmp_path: Path) -> None:
     async def scenario() -> None:
@@ -60,6 +62,7 @@ def test_the_engine_name_move_and_analysis(tmp_path: Path) -> None:
 
     run(scenario())
 
+
 def test_the_engine_gets_the_whole_game(tmp_path: Path) -> None:
     log = tmp_path / "uci.log"
 
@@ -72,6 +75,7 @@ def test_the_engine_gets_the_whole_game(tmp_path: Path) -> None:
     assert run(scenario()) == chess.Move.from_uci("e7e5")
     assert "position startpos moves e2e4" in sent(log)
 
+
 def test_a_fixed_limit_goes_with_the_real_clocks(tmp_path: Path) -> None:
     log = tmp_path / "uci.log"
 
@@ -83,6 +87,7 @@ def test_a_fixed_limit_goes_with_the_real_clocks(tmp_path: Path) -> None:
     go = [line for line in sent(log) if line.startswith("go")]
     assert go == ["go wtime 12500 btime 12500 winc 100 binc 100 depth 2"]
 
+
 def test_an_untimed_game_gets_a_fixed_move_time(tmp_path: Path) -> None:
     log = tmp_path / "uci.log"
 
@@ -92,6 +97,7 @@ def test_an_untimed_game_gets_a_fixed_move_time(tmp_path: Path) -> None:
 
     run(scenario())
     assert f"go movetime {int(UNTIMED_MOVETIME * 1000)}" in sent(log)
+
 
 def test_an_engine_that_ignores_its_clock_is_stopped_at_the_deadline(tmp_path: Path) -> None:
     log = tmp_path / "uci.log"
@@ -106,6 +112,7 @@ def test_an_engine_that_ignores_its_clock_is_stopped_at_the_deadline(tmp_path: P
     assert move == chess.Move.from_uci("e2e4")
     assert answered < deadline + STOP_GRACE
     assert "stop" in sent(log)
+
 
 @pytest.mark.parametrize(("behaviour", "expected"), [("deaf", "d1a1"), ("silent", None)])
 def test_an_engine_that_never_answers_still_moves_before_its_flag(
@@ -133,6 +140,7 @@ def test_an_engine_that_never_answers_still_moves_before_its_flag(
     assert pids[0] == pids[1] != pids[2]  # the deaf engine was replaced for its next move
     assert "did not answer 'stop'" in caplog.text
 
+
 def test_a_move_is_sent_in_time_while_a_replaced_engine_is_still_starting(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -148,6 +156,7 @@ def test_a_move_is_sent_in_time_while_a_replaced_engine_is_still_starting(
 
     assert run(scenario()) == [chess.Move.from_uci("d1d5")] * 2
     assert "its engine is still starting: playing Rxd5" in caplog.text
+
 
 @pytest.mark.parametrize("settings_for", [uci_settings, xboard_settings])
 def test_a_cancelled_search_is_stopped_and_the_next_one_plays(
@@ -177,6 +186,7 @@ def test_a_cancelled_search_is_stopped_and_the_next_one_plays(
     assert len(searches) == 2
     assert searches[0] < commands.index(stop) < searches[1]
 
+
 def test_a_crashed_engine_is_reported_and_restarted(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with running(uci_settings(tmp_path / "uci.log", "crash-once")) as player:
@@ -190,6 +200,7 @@ def test_a_crashed_engine_is_reported_and_restarted(tmp_path: Path) -> None:
 
     run(scenario())
 
+
 def test_a_hung_engine_in_an_untimed_game_is_killed_after_the_margin(tmp_path: Path) -> None:
     async def scenario() -> None:
         settings = uci_settings(tmp_path / "uci.log", "silent", hang_margin=0.2, movetime=0.05)
@@ -200,6 +211,7 @@ def test_a_hung_engine_in_an_untimed_game_is_killed_after_the_margin(tmp_path: P
             assert player.pid is None
 
     run(scenario())
+
 
 def test_an_engine_that_keeps_crashing_is_given_up(tmp_path: Path) -> None:
     async def scenario() -> None:
@@ -215,6 +227,7 @@ def test_an_engine_that_keeps_crashing_is_given_up(tmp_path: Path) -> None:
                 await player.restart()
 
     run(scenario())
+
 
 def test_the_command_line_reports_a_missing_engine_in_one_line(tmp_path: Path) -> None:
     port = str(tmp_path / "ttyNothing")

@@ -21,6 +21,7 @@ def test_engine_options_parse_and_reject_garbage() -> None:
     with pytest.raises(ConfigError, match="NAME=VALUE"):
         parse_engine_options(["Hash"])
 
+
 def test_settings_reject_two_limits_and_nonsense() -> None:
     with pytest.raises(ConfigError, match="depth: cannot be combined with nodes"):
         EngineSettings(command=("x",), nodes=1, depth=2)
@@ -29,6 +30,7 @@ def test_settings_reject_two_limits_and_nonsense() -> None:
     with pytest.raises(ConfigError, match="engine command is required"):
         EngineSettings.from_command_line("")
     assert EngineSettings.from_command_line("gnuchess --xboard").command == ("gnuchess", "--xboard")
+
 
 def test_limits_follow_the_clock_or_the_override() -> None:
     budget = ThinkingBudget(turn=chess.WHITE, remaining=(30.0, 20.0), increment=(1.0, 1.0))

@@ -42,6 +42,7 @@ def test_an_engine_that_refuses_a_depth_limit_is_warned_about_once_and_plays_on_
     assert any(line.startswith("time ") for line in commands)
     assert any(line.startswith("level ") for line in commands)
 
+
 @pytest.mark.parametrize("behaviour", ["stale", "no-stale"])
 def test_a_stale_move_after_a_resignation_does_not_become_the_next_first_move(
     tmp_path: Path, behaviour: str, caplog: pytest.LogCaptureFixture
@@ -61,6 +62,7 @@ def test_a_stale_move_after_a_resignation_does_not_become_the_next_first_move(
     dropped = [record for record in caplog.records if "stale move" in record.getMessage()]
     assert len(dropped) == (behaviour == "stale")
 
+
 def test_only_one_stale_move_is_forgiven(tmp_path: Path) -> None:
     async def scenario() -> None:
         settings = xboard_settings(tmp_path / "x.log", "stale-then-illegal", movetime=1.0)
@@ -70,6 +72,7 @@ def test_only_one_stale_move_is_forgiven(tmp_path: Path) -> None:
                 await player.think(request(game="game 2"))
 
     run(scenario())
+
 
 def test_an_illegal_xboard_move_without_a_game_over_is_a_fault(tmp_path: Path) -> None:
     async def scenario() -> None:

@@ -51,6 +51,7 @@ def test_spec_centipawns_uses_the_mate_encodings_of_spec_6_7(
 ) -> None:
     assert spec_centipawns(score) == expected
 
+
 @given(st.integers(min_value=1, max_value=100_000))
 def test_mates_for_and_against_stay_in_their_bands(moves: int) -> None:
     assert 32000 < spec_centipawns(chess.engine.Mate(moves)) <= 32766

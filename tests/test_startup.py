@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ def test_xboard_is_a_protocol_choice() -> None:
     with pytest.raises(ValueError):
         EngineProtocol("cecp")
 
+
 def test_a_bare_name_is_looked_for_on_path_then_in_the_games_directories(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -39,6 +41,7 @@ def test_a_bare_name_is_looked_for_on_path_then_in_the_games_directories(
     assert str(caught.value) == (
         f"engine program 'nofish' not found on PATH or in {tmp_path / 'none'} or {games}"
     )
+
 
 @pytest.mark.parametrize(
     ("command", "message"),
@@ -58,12 +61,19 @@ def test_a_program_that_is_no_engine_fails_fast_with_one_clear_error(
     assert "\n" not in str(caught.value)
     assert time.monotonic() - started < 5.0
 
+
 def test_a_silent_program_is_given_up_after_the_probe(tmp_path: Path) -> None:
     script = tmp_path / "mute.py"
     script.write_text("import sys\nfor line in sys.stdin:\n    pass\n")
-    settings = EngineSettings(command=(sys.executable, str(script)), protocol=EngineProtocol.UCI)
-    with pytest.raises(EngineError, match=r"not a working uci engine: no answer to 'uci' within 2"):
+    settings = EngineSettings(
+        command=(sys.executable, str(script)), protocol=EngineProtocol.UCI, max_restarts=1
+    )
+    with pytest.raises(EngineError) as caught:
         run(EnginePlayer(settings).start())
+    assert str(caught.value) == (
+        "'python3' is not a working uci engine: no answer to 'uci' within 2 s (2 tries)"
+    ).replace("python3", Path(sys.executable).name)
+
 
 def test_the_protocol_is_found_out_when_not_given(tmp_path: Path) -> None:
     async def scenario() -> tuple[EngineProtocol | None, EngineProtocol | None, str]:
@@ -79,6 +89,7 @@ def test_the_protocol_is_found_out_when_not_given(tmp_path: Path) -> None:
     # The XBoard engine was asked 'uci' first (in a process of its own).
     assert "uci" in sent(tmp_path / "xboard.log")
 
+
 def test_a_start_up_that_stalls_is_tried_again(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -90,5 +101,6 @@ def test_a_start_up_that_stalls_is_tried_again(
         async with running(settings) as player:
             return player.name
 
+    caplog.set_level(logging.INFO, logger="serialref.client.startup")
     assert run(scenario()) == "Fake Engine 1.0"
     assert "uci handshake stalled after 2.5 s; starting it again (attempt 1 of 4)" in caplog.text

@@ -457,6 +457,7 @@ class EnginePlayer:
             return fixed
         return dataclasses.replace(clock, nodes=fixed.nodes, depth=fixed.depth, time=fixed.time)
 
+
 def _complete(ended: asyncio.Future[None]) -> None:
     if not ended.done():
         ended.set_result(None)

@@ -7,11 +7,13 @@ python-chess speaks both protocols well; the client asks four things more of the
   python-chess command, so the engine's answer still completes it. (Cancelling an
   XBoard ``play`` sends ``?`` but never ends the command, and every later command
   would wait behind it.)
-- **The principal variation, read once.** Each dialect keeps the words of the latest
-  principal variation the engine printed (``info ... pv``, or an XBoard post line), so
-  python-chess need not parse every variation of the search into moves (it is asked
-  for scores and counts only), and an engine that ignores ``stop`` still leaves the
-  client a move to play (:meth:`Dialect.best_move`).
+- **The search's progress, read once.** An engine prints a line for every step of
+  its search (``info ...``, XBoard post lines), a dozen a move, and python-chess would
+  tokenize each one. Each dialect holds them back instead and hands python-chess
+  only the latest with a score (and any line after it) just before the answer, which
+  gives the same final information; it keeps the words of the latest principal
+  variation itself, read into moves once (:meth:`Dialect.variation`), so that an
+  engine that ignores ``stop`` still leaves the client a move to play.
 - **One warning for a refused command.** An engine that refuses a command we sent
   (``Error (unknown command): sd``, GNU Chess's ``Invalid move: sd 2``) would make
   python-chess fail the search or warn on every move; the refusal goes to
@@ -132,32 +134,29 @@ class Dialect:
         self.alive = False
         self.refusal = loop.create_future()
         self._variation: list[str] = []
+        self._held: list[str] = []
         self._stop_sent = False
 
     def begin_search(self) -> None:
-        """A new search starts: forget the last one's variation and stop."""
+        """A new search starts: forget the last one's progress, variation and stop."""
         self._variation = []
+        self._held = []
         self._stop_sent = False
 
     def best_move(self) -> chess.Move | None:
         """The first move of the latest principal variation, if legal in the searched position."""
         variation = self.variation(self.board, limit=1)
-        return variation[0] if variation else None
+        if variation and self.board.is_legal(variation[0]):
+            return variation[0]
+        return None
 
     def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
         """The latest principal variation from ``board``, at most ``limit`` moves.
 
-        Moves are read in ``board`` as UCI or SAN (python-chess reads both), and the
-        variation ends at the first word that is not a legal move there.
+        The moves are not checked for legality beyond what reading them needs: the
+        reply's ``pv`` stops at the first illegal one anyway.
         """
-        line = board.copy(stack=False)
-        moves: list[chess.Move] = []
-        for word in self._variation[:limit]:
-            try:
-                moves.append(line.push_san(word))
-            except ValueError:
-                break
-        return tuple(moves)
+        raise NotImplementedError
 
     def stop_search(self) -> None:
         """Ask the engine to move now, once per search; its answer ends the search."""
@@ -167,6 +166,20 @@ class Dialect:
 
     def _send_stop(self) -> None:
         raise NotImplementedError
+
+    def _hold(self, line: str, *, scored: bool) -> None:
+        """Keep a progress line back: the latest with a score, and those after it."""
+        if scored:
+            self._held = [line]
+        elif self._held:
+            self._held[1:] = [line]
+        else:
+            self._held = [line]
+
+    def _held_lines(self) -> list[str]:
+        """The progress lines held back, in the order they came; forgotten here."""
+        held, self._held = self._held, []
+        return held
 
     def _refused(self, line: str, handshake_commands: frozenset[str]) -> bool:
         """Handle a refusal of a command that is not a move; True if ``line`` was one.
@@ -221,11 +234,13 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
             self.send_line("")
 
     def _line_received(self, line: str) -> None:
-        if line.startswith("info"):
+        if line.startswith("info") and self.initialized:
             found = _UCI_PV.search(line)
             if found:
                 self._variation = found.group(1).split()
-        elif not self.initialized:
+            self._hold(line, scored=" score " in line)
+            return
+        if not self.initialized:
             if _UCI_SPEECH.match(line):
                 self.spoke = True
             elif _FEATURE.match(line) and not self.refusal.done():
@@ -235,7 +250,19 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
             self.alive = True
         elif self._refused(line, frozenset()):
             return
+        for held in self._held_lines():
+            super()._line_received(held)
         super()._line_received(line)
+
+    def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
+        """The variation's words are UCI moves, read without the board."""
+        moves: list[chess.Move] = []
+        for word in self._variation[:limit]:
+            try:
+                moves.append(chess.Move.from_uci(word))
+            except ValueError:
+                break
+        return tuple(moves)
 
     def settle_options(self) -> None:
         """Stop re-checking every option before each search: they are set once, for good.
@@ -306,9 +333,24 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
             if not self._is_legal(announced.group(1)):
                 LOGGER.debug("%s: >> %s (stale move after a game over, ignored)", self, line)
                 return
-        elif line[:1].isdigit() and len(line.split()) >= 4:
-            self._variation = [word for word in line.split()[4:] if not _MOVE_NUMBER.match(word)]
+        elif line[:1].isdigit() and len(words := line.split()) >= 4:
+            self._variation = [word for word in words[4:] if not _MOVE_NUMBER.match(word)]
+            self._hold(line, scored=True)  # python-chess keeps only the latest post anyway
+            return
+        for held in self._held_lines():
+            super()._line_received(held)
         super()._line_received(line)
+
+    def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
+        """The variation's words are SAN or coordinates, read move by move from ``board``."""
+        line = board.copy(stack=False)
+        moves: list[chess.Move] = []
+        for word in self._variation[:limit]:
+            try:
+                moves.append(line.push_xboard(word))
+            except ValueError:
+                break
+        return tuple(moves)
 
     def settle_options(self) -> None:
         """Nothing to do: XBoard engines are sent their few options with each ``new``."""

@@ -123,6 +123,5 @@ def _pv_sans(board: chess.Board, moves: Iterable[chess.Move]) -> list[str]:
         if not line.is_legal(move):
             LOGGER.debug("pv cut at %s: not legal in %s", move.uci(), line.fen())
             break
-        sans.append(line.san(move))
-        line.push(move)
+        sans.append(line.san_and_push(move))
     return sans

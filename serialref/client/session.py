@@ -72,6 +72,7 @@ runner adds the line time of a respond and a reply on a real serial line.
 CC_RESOLUTION = 1.0
 """``cc`` is rounded down to whole seconds: the most it can understate the time used."""
 
+
 @dataclass(frozen=True, slots=True)
 class SessionOutput:
     """What the runner must do after feeding the session, in this order.

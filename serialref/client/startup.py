@@ -108,8 +108,10 @@ async def open_engine(
     """Start ``command`` speaking the first of ``protocols`` that it answers.
 
     ``patience`` bounds a handshake the engine has begun; a stalled one is tried
-    ``attempts`` times in all. Raises :class:`EngineError` naming what each protocol
-    got, and lets ``OSError`` from starting the process through to the caller.
+    ``attempts`` times in all, and so is a silent one where the protocol is expected
+    (GNU Chess's start-up can stall before it prints anything). Raises
+    :class:`EngineError` naming what each protocol got, and lets ``OSError`` from
+    starting the process through to the caller.
     """
     verdicts: list[str] = []
     expected = len(protocols) == 1
@@ -118,19 +120,25 @@ async def open_engine(
             opened, verdict = await _attempt(protocol, command, patience, expected=expected)
             if opened is not None:
                 return opened
-            if verdict != _STALLED:
+            if verdict != _STALLED and not (verdict == _SILENT and expected):
                 expected = verdict.startswith(_REFUSED_THE_XBOARD_WAY)
                 break
-            LOGGER.warning(
-                "%s: %s handshake stalled after %g s; starting it again (attempt %d of %d)",
+            LOGGER.info(
+                "%s: %s handshake %s; starting it again (attempt %d of %d)",
                 command[0],
                 protocol.value,
-                patience,
+                f"stalled after {patience:g} s" if verdict == _STALLED else "silent",
                 attempt,
                 attempts,
             )
         else:
-            verdict = f"began the {protocol.value} handshake but never finished it"
+            verdict = (
+                f"{_SILENT} ({attempts} tries)"
+                if verdict == _SILENT
+                else f"began the {protocol.value} handshake but never finished it"
+            )
+        if verdict.startswith(_SILENT):
+            verdict = verdict.replace("no answer", f"no answer to {protocol.greeting!r}", 1)
         verdicts.append(verdict)
     program = os.path.basename(command[0])
     if len(protocols) == 1:
@@ -141,6 +149,7 @@ async def open_engine(
 
 
 _STALLED = "stalled"
+_SILENT = f"no answer within {PROBE_TIMEOUT:g} s"
 _REFUSED_THE_XBOARD_WAY = "it refused"
 _XBOARD_REFUSAL = re.compile(r"^\s*(?:Error|Illegal move|Invalid move)\b")
 _HANDSHAKE_COMMANDS = frozenset({"uci", "xboard", "protover 2"})
@@ -203,7 +212,7 @@ def _verdict(
         return f"its {protocol.value} handshake failed: {failed.exception()}"
     if engine.spoke or (expected and engine.alive):
         return _STALLED
-    return f"no answer to {protocol.greeting!r} within {PROBE_TIMEOUT:g} s"
+    return _SILENT
 
 
 async def kill_engine(
