@@ -25,6 +25,7 @@ STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
 GNUCHESS = shutil.which("gnuchess") or "/usr/games/gnuchess"
 
 CLIENT_NOTICES = {
+    "start-up retries": ("starting it again (attempt",),
     "engine restarts": ("restarting the engine",),
     "stops at the deadline": ("clock is nearly out",),
     "moves without the engine's answer": ("did not answer 'stop'", "still starting"),
