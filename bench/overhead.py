@@ -219,16 +219,17 @@ def events(journal: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in journal.read_text().splitlines()]
 
 
-def overheads(match: Match) -> list[float]:
-    """Seconds per move beyond the engine's own time, every move both clients answered."""
+def overheads(match: Match) -> dict[str, list[float]]:
+    """Seconds per move beyond the engine's own time, by client, every move answered."""
     journal = events(match.journal)
     ports = [str(event["ports"][index]) for event in journal[:1] for index in (0, 1)]  # type: ignore[index]
-    result = []
+    result: dict[str, list[float]] = {}
     for port, client in zip(ports, match.clients, strict=True):
         stamps = sorted(
             tuple(map(float, line.split())) for line in client.stamps.read_text().splitlines()
         )
         starts = [start for start, _ in stamps]
+        measured = result.setdefault(client.name, [])
         pending: float | None = None
         for event in journal:
             if event.get("port") != port:
@@ -241,9 +242,18 @@ def overheads(match: Match) -> list[float]:
                 index = bisect.bisect_left(starts, pending)
                 if index < len(stamps) and stamps[index][1] <= arrived:
                     go, answer = stamps[index]
-                    result.append((arrived - pending) - (answer - go))
+                    measured.append((arrived - pending) - (answer - go))
                 pending = None
     return result
+
+
+def _figures(seconds: list[float]) -> str:
+    ordered = sorted(seconds)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return (
+        f"median {statistics.median(ordered) * 1000:.3f} ms, p99 {p99 * 1000:.3f} ms, "
+        f"max {ordered[-1] * 1000:.3f} ms ({len(ordered)} moves)"
+    )
 
 
 def cpu_per_ply(client: Client) -> float | None:
@@ -259,14 +269,13 @@ def cpu_per_ply(client: Client) -> float | None:
 
 def report(match: Match) -> None:
     """Print the overhead, CPU and memory figures of a match."""
-    measured = overheads(match)
-    if measured:
-        ordered = sorted(measured)
-        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-        print(
-            f"overhead per move: median {statistics.median(ordered) * 1000:.3f} ms, "
-            f"p99 {p99 * 1000:.3f} ms, max {ordered[-1] * 1000:.3f} ms ({len(ordered)} moves)"
-        )
+    by_client = overheads(match)
+    every = [seconds for measured in by_client.values() for seconds in measured]
+    if every:
+        print(f"overhead per move: {_figures(every)}")
+        for name, measured in by_client.items():
+            if measured:
+                print(f"  {name} client: {_figures(measured)}")
     print(f"  of which the cable, twice: {2 * match.cable_crossing * 1000:.3f} ms (median)")
     together = 0.0
     for client in match.clients:
