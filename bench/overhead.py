@@ -1,163 +1,318 @@
-"""What the serial referee costs per ply, against python-chess driving the engines directly.
+"""What ``serialref client`` costs each move beyond the engine's own thinking.
 
-    python bench/overhead.py [--games N] [--engine PATH]
+    python bench/overhead.py [--games N] [--engine PATH] [--nodes N] [--tc TC]
 
-(a) Two stockfish processes at ``nodes=1`` play each other in this process through
-    ``chess.engine`` with no referee: once on an event loop owned by this thread (what
-    ``serialref client`` does) and once through ``SimpleEngine`` (loop on a second
-    thread), to show what the hand-over costs.
-(b) The same match through two ``serialref client --engine stockfish --nodes 1``
-    processes and ``serialref run`` over pseudo-terminal null-modem cables; the time per
-    ply is taken from the referee's journal (the wall time between consecutive moves
-    within a game), so reset and conclude delays do not count.
+A match of two ``serialref client --engine ...`` processes under ``serialref run``, all
+separate processes, over pseudo-terminal null-modem cables (``serialref.testing``).
+Each client's engine is wrapped in a relay (this script with ``--relay``) that stamps,
+with the system-wide monotonic clock, the moment ``go`` reaches the engine and the
+moment its answer (``bestmove``, or an XBoard ``move``) leaves it. The referee's journal
+stamps the same clock when a ``respond`` has left the referee and when the ``reply``'s
+line end arrived. So for every move::
 
-Prints the milliseconds per ply of each and the ratio of (b) to (a).
+    overhead = (reply arrived - respond left) - (answer left engine - go reached engine)
+
+is what the move cost on top of the engine's thinking: the two crossings of the cable
+(its relay thread copies each line once), the client reading, parsing and answering,
+and python-chess's exchange with the engine. The cable's own crossing time is measured
+apart and printed next to it. Also printed: each client's CPU per move it played and
+both clients' together per ply (from ``/proc``, between the first and the last move of
+the match, so start-up is not counted), and their peak resident memory.
+
+Targets: overhead median <= 0.5 ms, p99 <= 2 ms; both clients <= 0.3 ms CPU per ply;
+client RSS <= 25 MB.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import bisect
 import json
+import os
+import select
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
-
-import chess
-import chess.engine
 
 from serialref.testing import null_modem_cable
 
 ROOT = Path(__file__).resolve().parents[1]
-LIMIT = chess.engine.Limit(nodes=1)
-MAX_PLIES = 300
-"""Games at nodes=1 can wander; each is cut here so both runs play comparable lengths."""
+SCRIPT = Path(__file__).resolve()
+TICKS = os.sysconf("SC_CLK_TCK")
+SAMPLE_EVERY = 0.05
+"""Seconds between samples of the clients' CPU time while the match runs."""
 
 
-def direct_own_loop(engine: str, games: int) -> tuple[float, int]:
-    """Seconds per ply with both engines on this thread's event loop; also the ply count."""
-    loop = asyncio.new_event_loop()
-    try:
-        pair = [loop.run_until_complete(chess.engine.popen_uci(engine)) for _ in range(2)]
-        plies, elapsed = 0, 0.0
-        for game_number in range(games):
-            board, game = chess.Board(), object()
-            while not board.is_game_over(claim_draw=True) and len(board.move_stack) < MAX_PLIES:
-                protocol = pair[(len(board.move_stack) + game_number) % 2][1]
-                started = time.perf_counter()
-                result = loop.run_until_complete(
-                    protocol.play(board, LIMIT, game=game, info=chess.engine.INFO_ALL)
-                )
-                elapsed += time.perf_counter() - started
-                assert result.move is not None
-                board.push(result.move)
-                plies += 1
-        for transport, protocol in pair:
-            loop.run_until_complete(protocol.quit())
-            transport.close()
-        return elapsed / plies, plies
-    finally:
-        loop.close()
+# -- the relay between a client and its engine --------------------------------------------
 
 
-def direct_simple_engine(engine: str, games: int) -> float:
-    """Seconds per ply through ``SimpleEngine`` (its event loop runs on another thread)."""
-    pair = [chess.engine.SimpleEngine.popen_uci(engine) for _ in range(2)]
-    try:
-        plies, elapsed = 0, 0.0
-        for game_number in range(games):
-            board, game = chess.Board(), object()
-            while not board.is_game_over(claim_draw=True) and len(board.move_stack) < MAX_PLIES:
-                player = pair[(len(board.move_stack) + game_number) % 2]
-                started = time.perf_counter()
-                result = player.play(board, LIMIT, game=game, info=chess.engine.INFO_ALL)
-                elapsed += time.perf_counter() - started
-                assert result.move is not None
-                board.push(result.move)
-                plies += 1
-        return elapsed / plies
-    finally:
-        for player in pair:
-            player.quit()
+def relay(stamps_path: Path, command: Sequence[str]) -> int:
+    """Copy stdin to the engine and its output back, stamping ``go`` and the answer."""
+    engine = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    assert engine.stdin is not None and engine.stdout is not None
+    to_engine, from_engine = engine.stdin.fileno(), engine.stdout.fileno()
+    going: float | None = None
+    inbound, outbound = b"", b""
+    with stamps_path.open("a") as stamps:
+        while True:
+            ready, _, _ = select.select([0, from_engine], [], [])
+            if 0 in ready:
+                data = os.read(0, 65536)
+                now = time.monotonic()
+                if not data:
+                    engine.stdin.close()
+                    break
+                inbound, lines = _lines(inbound + data)
+                if any(line.startswith(b"go") for line in lines):
+                    going = now
+                os.write(to_engine, data)
+            if from_engine in ready:
+                data = os.read(from_engine, 65536)
+                if not data:
+                    break
+                outbound, lines = _lines(outbound + data)
+                now = time.monotonic()
+                os.write(1, data)
+                if going is not None and any(_is_answer(line) for line in lines):
+                    stamps.write(f"{going} {now}\n")
+                    stamps.flush()
+                    going = None
+    return engine.wait()
 
 
-def through_referee(engine: str, games: int, directory: Path) -> tuple[float, int]:
-    """Seconds per ply between consecutive moves of the refereed match; also the ply count."""
+def _lines(data: bytes) -> tuple[bytes, list[bytes]]:
+    *lines, rest = data.split(b"\n")
+    return rest, [line.strip() for line in lines]
+
+
+def _is_answer(line: bytes) -> bool:
+    return line.startswith((b"bestmove", b"move ", b"My move is"))
+
+
+# -- a match ------------------------------------------------------------------------------
+
+
+@dataclass
+class Client:
+    """One ``serialref client`` process and what is measured of it."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    stamps: Path
+    stderr: Path
+    samples: list[tuple[int, float, int]] = field(default_factory=list)
+    """(moves in the match so far, CPU seconds, peak RSS in kB)."""
+
+
+@dataclass
+class Match:
+    """What a refereed match leaves behind, for the figures."""
+
+    journal: Path
+    clients: list[Client]
+    referee_exit: int
+    cable_crossing: float
+
+
+def run_match(
+    directory: Path,
+    players: Sequence[tuple[str, Sequence[str], Sequence[str]]],
+    *,
+    games: int,
+    tc: str,
+) -> Match:
+    """``serialref run`` and a client per ``(name, engine command, client options)``."""
     journal = directory / "journal.jsonl"
     with ExitStack() as stack:
-        cables = [stack.enter_context(null_modem_cable()) for _ in range(2)]
-        clients = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "serialref",
-                    "client",
-                    cable.path_b,
-                    f"--engine={engine}",
-                    "--nodes=1",
-                    f"--log={directory / f'client-{index}.log'}",
-                ],
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-            )
-            for index, cable in enumerate(cables)
-        ]
-        referee = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "serialref",
-                "run",
-                cables[0].path_a,
-                cables[1].path_a,
-                f"--games={games}",
-                "--tc=3600+0",
-                f"--journal={journal}",
-                f"--pgn={directory / 'match.pgn'}",
-                "--reset-delay=0.1",
-                "--conclude-delay=0.1",
-                "--log-level=error",
-            ],
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        cables = [stack.enter_context(null_modem_cable()) for _ in players]
+        crossing = cable_crossing(cables[0].path_a, cables[0].path_b)
+        referee = subprocess.Popen(
+            [sys.executable, "-m", "serialref", "run", cables[0].path_a, cables[1].path_a,
+             f"--games={games}", f"--tc={tc}", f"--journal={journal}",
+             f"--pgn={directory / 'match.pgn'}", "--reset-delay=0.1", "--conclude-delay=0.1",
+             "--log-level=error"],
+            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        while not (journal.exists() and journal.stat().st_size):
+            if referee.poll() is not None:
+                raise SystemExit(f"serialref run failed with exit code {referee.returncode}")
+            time.sleep(0.01)
+        clients = []
+        for cable, (name, engine, options) in zip(cables, players, strict=True):
+            stamps = directory / f"{name}.stamps"
+            stderr = directory / f"{name}.stderr"
+            wrapped = [sys.executable, str(SCRIPT), "--relay", str(stamps), "--", *engine]
+            process = subprocess.Popen(
+                [sys.executable, "-m", "serialref", "client", cable.path_b,
+                 "--engine", shlex.join(wrapped), "--log-level=info", *options],
+                cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=stack.enter_context(stderr.open("wb")),
+            )  # fmt: skip
+            clients.append(Client(name, process, stamps, stderr))
+        sampler = threading.Thread(target=_sample, args=(journal, clients), daemon=True)
+        sampler.start()
+        referee.wait()
         for client in clients:
-            client.wait(timeout=30)
-    if referee.returncode != 0:
-        raise SystemExit(f"serialref run failed with exit code {referee.returncode}")
-    gaps: list[float] = []
-    previous: float | None = None
-    for line in journal.read_text().splitlines():
-        event = json.loads(line)
-        if event["event"] == "GameStarted":
-            previous = None
-        elif event["event"] == "MovePlayed":
-            if previous is not None:
-                gaps.append(event["wall"] - previous)
-            previous = event["wall"]
-    return statistics.fmean(gaps), len(gaps) + games
+            client.process.wait(timeout=60)
+        sampler.join()
+    return Match(journal, clients, referee.returncode, crossing)
+
+
+def cable_crossing(path_a: str, path_b: str, rounds: int = 200) -> float:
+    """Median seconds a short line takes from one end of a cable to the other."""
+    import serial
+
+    times = []
+    with serial.Serial(path_a, timeout=1) as sender, serial.Serial(path_b, timeout=1) as receiver:
+        for _ in range(rounds):
+            started = time.monotonic()
+            sender.write(b"x" * 80 + b"\r\n")
+            received = b""
+            while not received.endswith(b"\r\n"):
+                received += receiver.read(receiver.in_waiting or 1)
+            times.append(time.monotonic() - started)
+    return statistics.median(times)
+
+
+def _sample(journal: Path, clients: list[Client]) -> None:
+    """Record the clients' CPU and memory against the number of moves played so far."""
+    moves, offset = 0, 0
+    while any(client.process.poll() is None for client in clients):
+        with journal.open("rb") as handle:
+            handle.seek(offset)
+            chunk = handle.read()
+        complete = chunk.rfind(b"\n") + 1
+        offset += complete
+        moves += chunk[:complete].count(b'"event": "MovePlayed"')
+        for client in clients:
+            usage = _usage(client.process.pid)
+            if usage is not None:
+                client.samples.append((moves, *usage))
+        time.sleep(SAMPLE_EVERY)
+
+
+def _usage(pid: int) -> tuple[float, int] | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / TICKS
+    peaks = [int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM")]
+    return (cpu, peaks[0]) if peaks else None  # none once the process has ended
+
+
+# -- figures ------------------------------------------------------------------------------
+
+
+def events(journal: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in journal.read_text().splitlines()]
+
+
+def overheads(match: Match) -> dict[str, list[float]]:
+    """Seconds per move beyond the engine's own time, by client, every move answered."""
+    journal = events(match.journal)
+    ports = [str(event["ports"][index]) for event in journal[:1] for index in (0, 1)]  # type: ignore[index]
+    result: dict[str, list[float]] = {}
+    for port, client in zip(ports, match.clients, strict=True):
+        stamps = sorted(
+            tuple(map(float, line.split())) for line in client.stamps.read_text().splitlines()
+        )
+        starts = [start for start, _ in stamps]
+        measured = result.setdefault(client.name, [])
+        pending: float | None = None
+        for event in journal:
+            if event.get("port") != port:
+                continue
+            text = str(event.get("text", ""))
+            if event["event"] == "RecordSent" and "refcom respond" in text:
+                pending = float(event["left_at"])  # type: ignore[arg-type]
+            elif event["event"] == "LineReceived" and "refreq reply" in text and pending:
+                arrived = float(event["at"])  # type: ignore[arg-type]
+                index = bisect.bisect_left(starts, pending)
+                if index < len(stamps) and stamps[index][1] <= arrived:
+                    go, answer = stamps[index]
+                    measured.append((arrived - pending) - (answer - go))
+                pending = None
+    return result
+
+
+def _figures(seconds: list[float]) -> str:
+    ordered = sorted(seconds)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return (
+        f"median {statistics.median(ordered) * 1000:.3f} ms, p99 {p99 * 1000:.3f} ms, "
+        f"max {ordered[-1] * 1000:.3f} ms ({len(ordered)} moves)"
+    )
+
+
+def cpu_per_ply(client: Client) -> float | None:
+    """CPU seconds per ply of the match, between the first and last move sampled."""
+    played = [sample for sample in client.samples if sample[0] > 0]
+    if len(played) < 2:
+        return None
+    first = played[0]
+    last = next(sample for sample in reversed(played) if sample[0] == played[-1][0])
+    plies = last[0] - first[0]
+    return (last[1] - first[1]) / plies if plies else None
+
+
+def report(match: Match) -> None:
+    """Print the overhead, CPU and memory figures of a match."""
+    by_client = overheads(match)
+    every = [seconds for measured in by_client.values() for seconds in measured]
+    if every:
+        print(f"overhead per move: {_figures(every)}")
+        for name, measured in by_client.items():
+            if measured:
+                print(f"  {name} client: {_figures(measured)}")
+    print(f"  of which the cable, twice: {2 * match.cable_crossing * 1000:.3f} ms (median)")
+    together = 0.0
+    for client in match.clients:
+        per_ply = cpu_per_ply(client)
+        peak = max((sample[2] for sample in client.samples), default=0)
+        if per_ply is None:
+            print(f"{client.name}: too few samples for a CPU figure")
+            continue
+        together += per_ply
+        print(
+            f"{client.name} client: {2 * per_ply * 1000:.3f} ms CPU per move it played, "
+            f"peak RSS {peak / 1024:.1f} MB"
+        )
+    print(f"both clients together: {together * 1000:.3f} ms CPU per ply")
 
 
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--relay":
+        separator = sys.argv.index("--")
+        raise SystemExit(relay(Path(sys.argv[2]), sys.argv[separator + 1 :]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=4, help="games per run (default 4)")
+    parser.add_argument("--games", type=int, default=4, help="games to play (default 4)")
     parser.add_argument("--engine", default=shutil.which("stockfish") or "/usr/games/stockfish")
+    parser.add_argument("--nodes", type=int, default=1, help="node limit a move (default 1)")
+    parser.add_argument("--tc", default="300+1", help="time control (default 300+1)")
     args = parser.parse_args()
-    own_loop, direct_plies = direct_own_loop(args.engine, args.games)
-    simple = direct_simple_engine(args.engine, args.games)
     with tempfile.TemporaryDirectory() as directory:
-        refereed, refereed_plies = through_referee(args.engine, args.games, Path(directory))
-    print(f"(a) direct, client-thread loop: {own_loop * 1000:7.3f} ms/ply ({direct_plies} plies)")
-    print(f"    direct, SimpleEngine:       {simple * 1000:7.3f} ms/ply")
-    print(f"(b) serialref over ptys:        {refereed * 1000:7.3f} ms/ply ({refereed_plies} plies)")
-    print(f"ratio (b)/(a): {refereed / own_loop:.1f}")
+        options = [f"--nodes={args.nodes}"]
+        match = run_match(
+            Path(directory),
+            [("a", [args.engine], options), ("b", [args.engine], options)],
+            games=args.games,
+            tc=args.tc,
+        )
+        if match.referee_exit != 0:
+            raise SystemExit(f"serialref run failed with exit code {match.referee_exit}")
+        report(match)
 
 
 if __name__ == "__main__":

@@ -530,7 +530,10 @@ def _add_client_verb(
     client.add_argument("port", metavar="PORT", help="device path or pyserial URL")
     who = client.add_mutually_exclusive_group(required=True)
     who.add_argument(
-        "--engine", metavar="CMD", help="UCI or XBoard engine command, e.g. 'gnuchess --xboard'"
+        "--engine",
+        metavar="CMD",
+        help="UCI or XBoard engine command, e.g. stockfish or 'gnuchess --xboard' (looked for "
+        "on PATH, then in /usr/games and /usr/local/games)",
     )
     who.add_argument(
         "--player",
@@ -538,7 +541,9 @@ def _add_client_verb(
         help="a built-in player: random moves, or greedy (mates in one, else takes the most)",
     )
     client.add_argument(
-        "--protocol", choices=["uci", "xboard"], default="uci", help="engine protocol (default uci)"
+        "--protocol",
+        choices=["uci", "xboard"],
+        help="engine protocol (default: found out, UCI tried first, then XBoard)",
     )
     client.add_argument(
         "--option",
@@ -556,10 +561,14 @@ def _add_client_verb(
         help="a built-in player waits MS milliseconds before each move (to watch a game)",
     )
     limit = client.add_mutually_exclusive_group()
-    limit.add_argument("--nodes", type=int, metavar="N", help="search N nodes, not the clock")
-    limit.add_argument("--depth", type=int, metavar="N", help="search to depth N, not the clock")
     limit.add_argument(
-        "--movetime", type=int, metavar="MS", help="search MS milliseconds, not the clock"
+        "--nodes", type=int, metavar="N", help="search at most N nodes (the clock still counts)"
+    )
+    limit.add_argument(
+        "--depth", type=int, metavar="N", help="search at most to depth N (the clock still counts)"
+    )
+    limit.add_argument(
+        "--movetime", type=int, metavar="MS", help="search at most MS milliseconds a move"
     )
     for option, what in (
         ("--draw-offer-below", "offer a draw with the move when |score| is below CP"),
@@ -579,20 +588,21 @@ def _add_client_verb(
     client.add_argument(
         "--newline", choices=["crlf", "lf"], default="crlf", help="line end sent (default crlf)"
     )
-    client.add_argument("--log", type=Path, help="log every line in and out to this file")
+    client.add_argument(
+        "--log",
+        type=Path,
+        help="write the transcript (every line in and out, timestamped) to this file",
+    )
     client.set_defaults(handler=_run_client)
 
 
 def _run_client(args: argparse.Namespace) -> int:
     from serialref.client import make_builtin_player
-    from serialref.client.engine import (
-        EnginePlayer,
-        EngineProtocol,
-        EngineSettings,
-        parse_engine_options,
-    )
+    from serialref.client.engine import EnginePlayer
+    from serialref.client.options import EngineSettings, parse_engine_options
     from serialref.client.players import Player
     from serialref.client.runner import run_client
+    from serialref.client.startup import EngineProtocol
     from serialref.errors import ConfigError
     from serialref.transport import PortSettings
 
@@ -601,7 +611,7 @@ def _run_client(args: argparse.Namespace) -> int:
         player = EnginePlayer(
             EngineSettings.from_command_line(
                 args.engine,
-                protocol=EngineProtocol(args.protocol),
+                protocol=None if args.protocol is None else EngineProtocol(args.protocol),
                 options=parse_engine_options(args.option),
                 nodes=args.nodes,
                 depth=args.depth,
@@ -614,6 +624,7 @@ def _run_client(args: argparse.Namespace) -> int:
         )
     else:
         engine_only = (
+            "protocol",
             "option",
             "nodes",
             "depth",

@@ -38,9 +38,16 @@ must be the only descriptor.
 
 Extensions beyond the standard, accepted because match organisers use them and the
 period record holds them: an increment on a move-count period (``40/5400+30:1800+30``,
-the FIDE classical control) and an increment of zero (``300+0``, as servers write it;
-its canonical text is ``300``). Only whole, non-negative decimal seconds are accepted:
-the standard uses integers, and a time control is configuration, not a measurement.
+the FIDE classical control), an increment of zero (``300+0``, as servers write it), and
+times and increments with a decimal fraction (``10+0.1``, ``40/120.5:60+0.25``,
+``*0.5``), the controls of engine testing as cutechess-cli and fastchess write them.
+Numbers are plain decimals (``0.5``, not ``.5`` or ``5e-1``) with at most six digits
+after the point: a time control is configuration, not a measurement.
+
+A :class:`TimeControl` keeps the text it was configured with (``10+0.10`` stays
+``10+0.10`` in the PGN tag, as the organiser wrote it), while two controls are equal
+when their periods are: ``300+0`` and ``300`` run the same clock, so a journal written
+under one can be resumed under the other.
 
 Sides are indexed 0 for White and 1 for Black wherever a pair of values appears
 (``consumed``, ``moves_made``, snapshots, ``cc_seconds``). ``chess.WHITE`` is
@@ -54,7 +61,8 @@ import logging
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 
 import chess
 
@@ -81,12 +89,14 @@ _MAX_DIGITS = 9
 # whole seconds must not turn such a sum into the second below it.
 _ROUNDING_SLACK = 1e-6
 
+_NUMBER = r"[0-9]+(?:\.[0-9]+)?"
 _DESCRIPTOR = re.compile(
     r"(?P<sandclock>\*)?"
     r"(?:(?P<moves>[0-9]+)/)?"
-    r"(?P<seconds>[0-9]+)"
-    r"(?:\+(?P<increment>[0-9]+))?"
+    rf"(?P<seconds>{_NUMBER})"
+    rf"(?:\+(?P<increment>{_NUMBER}))?"
 )
+_MAX_DECIMALS = 6
 
 _SIDE_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 
@@ -100,14 +110,18 @@ def side_index(side: chess.Color) -> int:
     return 0 if side == chess.WHITE else 1
 
 
-def format_clock(seconds: float) -> str:
-    """Render a time as the PGN ``%clk`` form ``H:MM:SS``.
+def format_clock(seconds: float, *, tenths: bool = False) -> str:
+    """Render a time as the PGN ``%clk`` form ``H:MM:SS``, or ``H:MM:SS.s`` with ``tenths``.
 
-    Rounded down, because a clock face shows a second as gone only when all of it is
-    gone; negative times (a fallen flag) show as ``0:00:00``, as a clock face would.
-    Untimed games have no clock face: callers skip ``%clk`` when the remaining time is
-    infinite (``int(inf)`` raises ``OverflowError`` here).
+    Rounded down, because a clock face shows a second (or a tenth) as gone only when
+    all of it is gone; negative times (a fallen flag) show as ``0:00:00``, as a clock
+    face would. Untimed games have no clock face: callers skip ``%clk`` when the
+    remaining time is infinite (``int(inf)`` raises ``OverflowError`` here).
     """
+    if tenths:
+        deciseconds = max(0, math.floor(seconds * 10 + _ROUNDING_SLACK))
+        whole, tenth = divmod(deciseconds, 10)
+        return f"{format_clock(whole)}.{tenth}"
     whole = max(0, math.floor(seconds + _ROUNDING_SLACK))
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
@@ -115,8 +129,14 @@ def format_clock(seconds: float) -> str:
 
 
 def _format_number(value: float) -> str:
-    """Seconds as PGN writes them: an integer when whole, else Python's shortest repr."""
-    return str(int(value)) if float(value).is_integer() else repr(value)
+    """Seconds as PGN writes them: an integer when whole, else the shortest plain decimal.
+
+    ``repr`` gives the shortest digits that read back as the same float, but in
+    scientific notation for small values (``1e-06``), which the grammar does not have.
+    """
+    if float(value).is_integer():
+        return str(int(value))
+    return format(Decimal(repr(value)), "f")
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,15 +186,16 @@ class TimeControlPeriod:
 
 @dataclass(frozen=True, slots=True)
 class TimeControl:
-    """A whole PGN ``TimeControl`` value: its periods and its canonical text.
+    """A whole PGN ``TimeControl`` value: its periods and the text it was configured with.
 
     Build it with :meth:`parse`; direct construction is checked for the same rules and
-    for ``text`` matching ``periods``, so a ``TimeControl`` is always one the clock
-    can run and whose tag text says what it does.
+    for ``text`` reading as ``periods``, so a ``TimeControl`` is always one the clock
+    can run and whose tag text says what it does. Equality and hashing look at the
+    periods only (see the module docstring): ``text`` is how the control is shown.
     """
 
     periods: tuple[TimeControlPeriod, ...]
-    text: str
+    text: str = field(compare=False)
     unknown: bool
     untimed: bool
 
@@ -203,15 +224,19 @@ class TimeControl:
                     f"{str(period)!r} in {self.text!r}: a period without a move count "
                     "lasts the rest of the game, so no period may follow it",
                 )
-        canonical = ":".join(str(period) for period in self.periods)
-        if self.text != canonical:
+        try:
+            written = _parse_periods(self.text)
+        except ConfigError:
+            written = ()
+        if written != self.periods:
             raise ConfigError(
-                _CONFIG_KEY, f"text {self.text!r} does not match its periods ({canonical!r})"
+                _CONFIG_KEY,
+                f"text {self.text!r} does not match its periods ({self.canonical!r})",
             )
 
     @classmethod
     def parse(cls, text: str) -> TimeControl:
-        """Read a PGN ``TimeControl`` value; the result's text is the canonical form.
+        """Read a PGN ``TimeControl`` value; the result keeps ``text`` without its blanks.
 
         Surrounding whitespace is ignored; anything else outside the grammar raises
         :class:`~serialref.errors.ConfigError` naming the offending descriptor.
@@ -223,12 +248,17 @@ class TimeControl:
             raise ConfigError(
                 _CONFIG_KEY, "empty time control; write '-' for none or '?' for unknown"
             )
-        periods = tuple(_parse_descriptor(part, value) for part in value.split(":"))
-        canonical = ":".join(str(period) for period in periods)
-        return cls(periods=periods, text=canonical, unknown=False, untimed=False)
+        return cls(periods=_parse_periods(value), text=value, unknown=False, untimed=False)
+
+    @property
+    def canonical(self) -> str:
+        """The shortest text for these periods (``300`` for ``300+0``, ``0.5`` for ``0.50``)."""
+        if not self.periods:
+            return "?" if self.unknown else "-"
+        return ":".join(str(period) for period in self.periods)
 
     def __str__(self) -> str:
-        """The canonical text, ready for the PGN ``TimeControl`` tag."""
+        """The configured text, ready for the PGN ``TimeControl`` tag."""
         return self.text
 
     def allotment(self, moves_made: int) -> float:
@@ -256,6 +286,11 @@ class TimeControl:
         return total
 
 
+def _parse_periods(value: str) -> tuple[TimeControlPeriod, ...]:
+    """The descriptors of a timed control written without surrounding blanks."""
+    return tuple(_parse_descriptor(part, value) for part in value.split(":"))
+
+
 def _parse_descriptor(part: str, whole: str) -> TimeControlPeriod:
     """One ``:``-separated descriptor; errors quote it and the whole value."""
     where = f"{part!r} in {whole!r}"
@@ -270,20 +305,28 @@ def _parse_descriptor(part: str, whole: str) -> TimeControlPeriod:
         raise ConfigError(
             _CONFIG_KEY,
             f"{where}: expected 'moves/seconds', 'seconds', 'seconds+increment' or "
-            "'*seconds', in whole seconds",
+            "'*seconds', with seconds such as 300 or 0.5",
         )
     numbers = {name: value for name, value in match.groupdict().items() if value}
     for name, digits in numbers.items():
-        if name != "sandclock" and len(digits) > _MAX_DIGITS:
+        if name == "sandclock":
+            continue
+        whole_part, _, fraction = digits.partition(".")
+        if len(whole_part) > _MAX_DIGITS:
             raise ConfigError(_CONFIG_KEY, f"{where}: {digits} is too large")
+        if len(fraction) > _MAX_DECIMALS:
+            raise ConfigError(
+                _CONFIG_KEY,
+                f"{where}: {digits} has more than {_MAX_DECIMALS} digits after the point",
+            )
     sandclock = "sandclock" in numbers
     if sandclock and ("moves" in numbers or "increment" in numbers):
         raise ConfigError(
             _CONFIG_KEY, f"{where}: a sandclock '*seconds' has no move count or increment"
         )
     moves = int(numbers["moves"]) if "moves" in numbers else None
-    seconds = int(numbers["seconds"])
-    increment = int(numbers.get("increment", "0"))
+    seconds = float(numbers["seconds"])
+    increment = float(numbers.get("increment", "0"))
     if moves == 0:
         raise ConfigError(_CONFIG_KEY, f"{where}: the number of moves must be positive")
     if seconds == 0:
@@ -293,7 +336,7 @@ def _parse_descriptor(part: str, whole: str) -> TimeControlPeriod:
             _CONFIG_KEY, f"{where}: longer than 999 days, the most an EPD clock value shows"
         )
     return TimeControlPeriod(
-        moves=moves, seconds=float(seconds), increment=float(increment), sandclock=sandclock
+        moves=moves, seconds=seconds, increment=increment, sandclock=sandclock
     )
 
 
@@ -526,11 +569,13 @@ class ChessClock:
         """Rebuild a clock from :meth:`snapshot`; nothing runs until :meth:`start`.
 
         The time between the snapshot and this call is charged to no one (PROTOCOL 6).
+        The snapshot's control must be equal to ``control`` (the same periods, however
+        written), so a clock is never continued under another time control.
         """
-        if snapshot.get("control") != control.text:
+        recorded = snapshot.get("control")
+        if not isinstance(recorded, str) or _parsed_or_none(recorded) != control:
             raise ConfigError(
-                _SNAPSHOT_KEY,
-                f"control {snapshot.get('control')!r} does not match {control.text!r}",
+                _SNAPSHOT_KEY, f"control {recorded!r} does not match {control.text!r}"
             )
         clock = cls(
             control,
@@ -548,6 +593,14 @@ class ChessClock:
         if at is not None and self._since is not None:
             elapsed += max(0.0, at - self._since)
         return max(0.0, elapsed - deduct)
+
+
+def _parsed_or_none(text: str) -> TimeControl | None:
+    """A snapshot's control, or None when it is not one (a corrupt journal)."""
+    try:
+        return TimeControl.parse(text)
+    except ConfigError:
+        return None
 
 
 def _two_numbers(value: object, name: str) -> tuple[float | int, float | int]:

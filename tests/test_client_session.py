@@ -1,19 +1,25 @@
-"""PlayerSession, record by record: referee lines in, the exact player lines out."""
+"""PlayerSession, record by record: referee lines in, the exact player lines and requests out."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 import chess
 import pytest
 
 from serialref import records
 from serialref.client.players import Analysis, Decision, ThinkRequest
-from serialref.client.session import SIGN_ON_RETRY, PlayerSession, SessionOutput
+from serialref.client.session import (
+    CC_RESOLUTION,
+    SAFETY_MARGIN,
+    SIGN_ON_RETRY,
+    PlayerSession,
+    SessionOutput,
+)
 from serialref.epd import EpdRecord, Operation, format_record, parse_record
-from serialref.errors import EngineError
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
 
@@ -26,44 +32,14 @@ class ScriptedPlayer:
     def __init__(self, *decisions: Decision | str) -> None:
         self.decisions: deque[Decision | str] = deque(decisions)
         self.requests: list[ThinkRequest] = []
-        self.games: list[dict[str, str]] = []
-        self.closed = False
-        self.restarts = 0
 
-    def new_game(self, tags: Mapping[str, str]) -> None:
-        self.games.append(dict(tags))
-
-    def think(self, request: ThinkRequest) -> Decision:
-        self.requests.append(request)
+    def decide(self, request: ThinkRequest) -> Decision:
+        # The session's board moves on after the answer: keep it as the player saw it.
+        self.requests.append(dataclasses.replace(request, board=request.board.copy()))
         decision = self.decisions.popleft()
         if isinstance(decision, str):
             return Decision(request.board.parse_uci(decision))
         return decision
-
-    def restart(self) -> None:
-        self.restarts += 1
-
-    def close(self) -> None:
-        self.closed = True
-
-
-class FailingPlayer(ScriptedPlayer):
-    """Fails on every move and cannot be restarted: gone for good."""
-
-    def think(self, request: ThinkRequest) -> Decision:
-        raise EngineError("engine process died")
-
-    def restart(self) -> None:
-        raise EngineError("engine program not found")
-
-
-class CrashOncePlayer(ScriptedPlayer):
-    """Crashes on its first move, then plays after a restart."""
-
-    def think(self, request: ThinkRequest) -> Decision:
-        if self.restarts == 0:
-            raise EngineError("engine process died")
-        return super().think(request)
 
 
 class FakeClock:
@@ -90,44 +66,83 @@ def board_after(*ucis: str, fen: str = chess.STARTING_FEN) -> chess.Board:
     return board
 
 
+class Game:
+    """A session and its scripted player, answering every request at once."""
+
+    def __init__(
+        self,
+        player: ScriptedPlayer,
+        *,
+        clock: FakeClock | None = None,
+        safety_margin: float = 0.0,
+        claim_draws: bool = True,
+    ) -> None:
+        self.player = player
+        self.clock = clock or FakeClock()
+        self.session = PlayerSession(
+            player.name,
+            clock=self.clock,
+            safety_margin=safety_margin,
+            claim_draws=claim_draws,
+        )
+
+    def line_received(self, text: str) -> SessionOutput:
+        """One line from the referee; a request is answered by the player at once."""
+        output = self.session.line_received(text)
+        if output.think is None:
+            return output
+        assert output.lines == ()
+        return self.session.decision_made(output.think, self.player.decide(output.think))
+
+    feed = line_received
+
+    def __getattr__(self, name: str) -> object:
+        """Everything else is the session's (board, tags, sign_off, ...)."""
+        return getattr(self.session, name)
+
+
 def started(
     player: ScriptedPlayer,
     board: chess.Board | None = None,
     tags: Iterable[tuple[str, str]] = (("TimeControl", "300+2"),),
-) -> PlayerSession:
+    **options: object,
+) -> Game:
     """A session that signed on, got reset and inform for a game from ``board``."""
-    session = PlayerSession(player, clock=FakeClock())
-    session.sign_on()
+    game = Game(player, **options)  # type: ignore[arg-type]
+    game.session.sign_on()
     board = board or chess.Board()
-    assert session.line_received(line(records.reset(board))) == SessionOutput()
-    assert session.line_received(line(records.inform(board, tags))) == SessionOutput()
-    return session
+    assert game.feed(line(records.reset(board))) == SessionOutput()
+    assert game.feed(line(records.inform(board, tags))) == SessionOutput()
+    return game
+
+
+def respond_line(
+    before: chess.Board,
+    move: str | None,
+    consumed: tuple[int, int] = (0, 0),
+    *,
+    draw_offer: bool = False,
+) -> str:
+    san = None if move is None else before.san(before.parse_uci(move))
+    return line(records.respond(before, consumed, san, draw_offer=draw_offer))
 
 
 def respond(
-    session: PlayerSession,
+    game: Game,
     before: chess.Board,
     move: str | None,
     consumed: tuple[int, int] = (0, 0),
     *,
     draw_offer: bool = False,
 ) -> SessionOutput:
-    san = None if move is None else before.san(before.parse_uci(move))
-    return session.line_received(
-        line(records.respond(before, consumed, san, draw_offer=draw_offer))
-    )
+    return game.feed(respond_line(before, move, consumed, draw_offer=draw_offer))
 
 
 def test_sign_on_names_the_player_in_tcsi() -> None:
-    session = PlayerSession(ScriptedPlayer(), clock=FakeClock())
+    session = PlayerSession("Scripted", clock=FakeClock())
     output = session.sign_on()
     assert output.lines == (f'{START} refreq sign_on; tcsi "" "Scripted";',)
     assert not output.finished
-
-
-def test_sign_on_uses_the_given_name_over_the_players() -> None:
-    session = PlayerSession(ScriptedPlayer(), name="Deep Serial", clock=FakeClock())
-    assert only_record(session.sign_on()).operand_texts("tcsi") == ("", "Deep Serial")
 
 
 def test_first_respond_without_sm_gets_a_reply_from_the_initial_position() -> None:
@@ -190,7 +205,6 @@ def test_reply_to_a_respond_carries_the_request_details() -> None:
     assert request.budget.remaining == (7200.0, 7200.0)
     assert request.budget.moves_to_go == 40
     assert not request.draw_offered
-    assert player.games == [{"Event": "Test", "TimeControl": "40/7200"}]
 
 
 def test_clock_budget_follows_cc_and_the_moves_made() -> None:
@@ -214,16 +228,20 @@ def test_each_reset_is_a_new_game_for_the_player() -> None:
     respond(session, chess.Board(), None)
     assert player.requests[1].game is not first_game
     assert player.requests[1].board.move_stack == []
-    assert player.games[-1] == {"Round": "2"}
-    assert len(player.games) == 2
+    assert player.requests[1].tags == {"Round": "2"}
 
 
-def test_final_inform_updates_tags_without_starting_a_game() -> None:
+def test_final_inform_updates_tags_and_announces_no_new_game(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     player = ScriptedPlayer()
-    session = started(player, tags=(("Result", "*"),))
-    session.line_received(line(records.inform(chess.Board(), [("Result", "1-0")])))
-    assert session.tags == {"Result": "1-0"}
-    assert len(player.games) == 1
+    with caplog.at_level(logging.INFO, logger="serialref.client.session"):
+        session = started(player, tags=(("Result", "*"), ("White", "Alpha")))
+        session.line_received(line(records.inform(chess.Board(), [("Result", "1-0")])))
+    assert session.tags == {"Result": "1-0", "White": "Alpha"}
+    started_lines = [entry for entry in caplog.records if "game started" in entry.getMessage()]
+    assert len(started_lines) == 1
+    assert "Alpha" in started_lines[0].getMessage()
 
 
 KNIGHT_DANCE = ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8"]
@@ -257,7 +275,11 @@ def test_execute_replays_the_game_so_a_claim_still_holds() -> None:
     assert "draw_claim" in record
     assert record.operand_texts("sm") == ("Nf3",)
     assert len(player.requests[0].board.move_stack) == 8
-    assert player.requests[0].budget.remaining == (300 - 40 + 4 * 2, 300 - 50 + 4 * 2)
+    # After a replay the session has not timed the moves itself: cc may be a second short.
+    assert player.requests[0].budget.remaining == (
+        300 - 40 - CC_RESOLUTION + 4 * 2,
+        300 - 50 + 4 * 2,
+    )
 
 
 def test_without_the_replayed_history_there_is_nothing_to_claim() -> None:
@@ -282,7 +304,7 @@ def test_fifty_move_rule_claim_comes_with_the_hundredth_quiet_ply() -> None:
 def test_no_claim_when_disabled() -> None:
     player = ScriptedPlayer("h1h2")
     fen = "4k3/8/8/8/8/8/8/4K2R w - - 99 80"
-    session = PlayerSession(player, clock=FakeClock(), claim_draws=False)
+    session = Game(player, claim_draws=False)
     session.line_received(line(records.reset(chess.Board(fen))))
     assert "draw_claim" not in only_record(respond(session, chess.Board(fen), None))
 
@@ -367,21 +389,28 @@ def test_no_move_without_a_reason_becomes_a_player_fault() -> None:
     assert record.operand_texts("refreq") == ("fault",)
 
 
-def test_a_failing_player_is_reported_as_a_fault(caplog: pytest.LogCaptureFixture) -> None:
-    session = started(FailingPlayer())
-    record = only_record(respond(session, chess.Board(), None))
+def test_a_player_that_is_gone_is_reported_as_a_fault(caplog: pytest.LogCaptureFixture) -> None:
+    session = started(ScriptedPlayer())
+    pending = session.session.line_received(respond_line(chess.Board(), None))
+    assert pending.think is not None
+    output = session.player_lost("engine process died; restart failed: not found")
+    assert output.stop
+    record = only_record(output)
     assert record.operand_texts("refreq") == ("fault",)
     assert "engine process died" in record.operand_texts("c0")[0]
-    assert "restart failed: engine program not found" in record.operand_texts("c0")[0]
     assert "engine process died" in caplog.text
+    assert session.decision_made(pending.think, Decision(chess.Move.from_uci("e2e4"))) == (
+        SessionOutput()
+    )
 
 
 def test_a_restarted_player_signs_on_again_and_plays_the_restored_game() -> None:
-    player = CrashOncePlayer("e7e5")
+    player = ScriptedPlayer("e7e5")
     session = started(player)
-    sign_on = only_record(respond(session, chess.Board(), "e2e4"))
+    failed = session.session.line_received(respond_line(chess.Board(), "e2e4"))
+    assert failed.think is not None
+    sign_on = only_record(session.player_restarted(failed.think))
     assert sign_on.operand_texts("refreq") == ("sign_on",)
-    assert player.restarts == 1
     # The referee's restore (PROTOCOL.md 6): reset, inform, execute, respond without sm.
     session.line_received(line(records.reset(chess.Board())))
     session.line_received(line(records.inform(chess.Board(), [("Round", "1")])))
@@ -389,8 +418,15 @@ def test_a_restarted_player_signs_on_again_and_plays_the_restored_game() -> None
     after_e4 = board_after("e2e4")
     reply = only_record(session.line_received(line(records.respond(after_e4, (1, 1), None))))
     assert reply.operand_texts("sm") == ("e5",)
-    assert len(player.games) == 2
     assert player.requests[-1].board.move_stack == after_e4.move_stack
+
+
+def test_a_player_restarted_for_a_stale_request_does_not_sign_on() -> None:
+    session = started(ScriptedPlayer())
+    failed = session.session.line_received(respond_line(chess.Board(), None))
+    assert failed.think is not None
+    session.line_received(line(records.conclude(chess.Board(), (0, 0))))
+    assert session.player_restarted(failed.think) == SessionOutput()
 
 
 def test_mated_player_replies_without_a_move() -> None:
@@ -447,7 +483,7 @@ def test_conclude_then_disconnect_finishes() -> None:
 
 def test_sign_on_is_repeated_until_a_reset_arrives() -> None:
     clock = FakeClock()
-    session = PlayerSession(ScriptedPlayer(), clock=clock)
+    session = PlayerSession("Scripted", clock=clock)
     session.sign_on()
     assert session.next_deadline() == clock.now + SIGN_ON_RETRY
     clock.now += SIGN_ON_RETRY - 0.01
@@ -497,15 +533,125 @@ def test_tags_and_clocks_count_on_any_record() -> None:
     assert session.tags == {"TimeControl": "300", "Round": "7", "Result": "0-1"}
 
 
-def test_a_player_that_cannot_start_a_game_is_reported_as_a_fault() -> None:
-    class NoNewGame(FailingPlayer):
-        def new_game(self, tags: Mapping[str, str]) -> None:
-            raise EngineError("engine would not start")
+# -- a reply belongs to the respond it answers ------------------------------------------
 
-    session = PlayerSession(NoNewGame(), clock=FakeClock())
-    session.line_received(line(records.reset(chess.Board())))
-    output = session.line_received(line(records.inform(chess.Board(), [("Round", "1")])))
-    assert only_record(output).operand_texts("c0") == (
-        "player failed to start a game: engine would not start; "
-        "restart failed: engine program not found",
+
+def pending_game() -> tuple[Game, ThinkRequest]:
+    """A game whose first respond is being thought about."""
+    game = started(ScriptedPlayer())
+    output = game.session.line_received(respond_line(chess.Board(), None))
+    assert output.think is not None and output.lines == () and not output.stop
+    assert game.session.pending is output.think
+    return game, output.think
+
+
+E4 = Decision(chess.Move.from_uci("e2e4"))
+
+
+@pytest.mark.parametrize(
+    ("record", "finished"),
+    [
+        (records.conclude(chess.Board(), (0, 0)), False),
+        (records.reset(chess.Board()), False),
+        (records.execute(chess.Board(), chess.Move.from_uci("e2e4")), False),
+        (records.disconnect(chess.Board()), True),
+    ],
+)
+def test_an_answer_after_the_referee_moved_on_is_never_sent(
+    record: EpdRecord, finished: bool
+) -> None:
+    game, request = pending_game()
+    output = game.session.line_received(line(record))
+    assert output.stop
+    assert output.finished is finished
+    assert game.session.pending is None
+    assert game.session.decision_made(request, E4) == SessionOutput()
+    assert game.session.board.move_stack == [chess.Move.from_uci("e2e4")] * (
+        record.operand_texts("refcom") == ("execute",)
     )
+
+
+def test_a_referee_fault_abandons_the_search_and_signs_on() -> None:
+    game, request = pending_game()
+    output = game.session.line_received(line(records.fault(chess.Board(), "disk full")))
+    assert output.stop
+    assert only_record(output).operand_texts("refreq") == ("sign_on",)
+    assert game.session.decision_made(request, E4) == SessionOutput()
+
+
+def test_only_the_newest_respond_is_answered() -> None:
+    game, first = pending_game()
+    # The same respond again (a restore after a lost line, say): a new request.
+    output = game.session.line_received(respond_line(chess.Board(), None))
+    assert output.stop and output.think is not None
+    second = output.think
+    assert second is not first
+    assert game.session.decision_made(first, E4) == SessionOutput()
+    reply = only_record(game.session.decision_made(second, Decision(chess.Move.from_uci("d2d4"))))
+    assert reply.operand_texts("sm") == ("d4",)
+    assert game.session.decision_made(second, E4) == SessionOutput()  # answered once
+
+
+def test_no_stop_is_asked_when_nothing_is_pending() -> None:
+    game = started(ScriptedPlayer("e2e4"))
+    respond(game, chess.Board(), None)
+    assert not game.session.line_received(line(records.conclude(chess.Board(), (0, 0)))).stop
+
+
+def test_sign_off_abandons_the_search() -> None:
+    game, request = pending_game()
+    output = game.session.sign_off()
+    assert output.stop
+    assert game.session.decision_made(request, E4) == SessionOutput()
+
+
+# -- clocks and the deadline --------------------------------------------------------------
+
+
+def test_the_deadline_is_the_flag_less_the_safety_margin() -> None:
+    clock = FakeClock()
+    game = started(ScriptedPlayer(), clock=clock, safety_margin=SAFETY_MARGIN)
+    arrived = clock.now - 0.25  # the line arrived a little before the session saw it
+    output = game.session.line_received(respond_line(chess.Board(), None, (0, 0)), arrived)
+    request = output.think
+    assert request is not None
+    assert request.budget.remaining == (300 - SAFETY_MARGIN, 300)
+    assert request.deadline == pytest.approx(arrived + 300 - SAFETY_MARGIN)
+
+
+def test_an_untimed_game_has_no_deadline() -> None:
+    game = started(ScriptedPlayer(), tags=(("TimeControl", "-"),))
+    output = game.session.line_received(respond_line(chess.Board(), None))
+    assert output.think is not None and output.think.deadline is None
+
+
+def test_the_sessions_own_timing_counts_when_cc_rounds_it_away() -> None:
+    clock = FakeClock()
+    game = started(ScriptedPlayer(), clock=clock, tags=(("TimeControl", "10+0.1"),))
+
+    def our_move(before: chess.Board, theirs: str | None, cc: int, ours: str) -> ThinkRequest:
+        output = game.session.line_received(respond_line(before, theirs, (cc, 0)))
+        assert output.think is not None
+        clock.now += 0.7  # each of our moves takes 0.7 s
+        assert game.session.decision_made(output.think, Decision(chess.Move.from_uci(ours))).lines
+        return output.think
+
+    our_move(chess.Board(), None, 0, "e2e4")
+    second = our_move(board_after("e2e4"), "e7e5", 0, "g1f3")
+    # cc says 0 s used; the session measured 0.7 s: the larger counts.
+    assert second.budget.remaining[0] == pytest.approx(10 - 0.7 + 0.1)
+    third = our_move(board_after("e2e4", "e7e5", "g1f3"), "b8c6", 1, "f1c4")
+    # cc says 1 s; the session measured 1.4 s.
+    assert third.budget.remaining[0] == pytest.approx(10 - 1.4 + 0.2)
+    fourth = our_move(board_after("e2e4", "e7e5", "g1f3", "b8c6", "f1c4"), "g8f6", 3, "d2d3")
+    # cc says 3 s (the referee saw more than we did): cc counts.
+    assert fourth.budget.remaining[0] == pytest.approx(10 - 3 + 0.3)
+
+
+def test_a_fractional_time_control_reaches_the_player() -> None:
+    game = started(ScriptedPlayer(), tags=(("TimeControl", "40/120.5:60+0.25"),))
+    output = game.session.line_received(respond_line(chess.Board(), None))
+    assert output.think is not None
+    budget = output.think.budget
+    assert budget.remaining == (120.5, 120.5)
+    assert budget.moves_to_go == 40

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import chess
 import pytest
@@ -63,16 +64,40 @@ def play_moves(clock: ChessClock, side: chess.Color, count: int, elapsed: float)
             (TimeControlPeriod(40, 7200.0), TimeControlPeriod(20, 3600.0)),
             "40/7200:20/3600",
         ),
+        ("10+0.1", (TimeControlPeriod(None, 10.0, 0.1),), "10+0.1"),
+        ("10+0.10", (TimeControlPeriod(None, 10.0, 0.1),), "10+0.1"),
+        (
+            "40/120.5:60+0.25",
+            (TimeControlPeriod(40, 120.5), TimeControlPeriod(None, 60.0, 0.25)),
+            "40/120.5:60+0.25",
+        ),
+        ("*0.5", (TimeControlPeriod(None, 0.5, sandclock=True),), "*0.5"),
+        ("2.5", (TimeControlPeriod(None, 2.5),), "2.5"),
+        ("60.000+0.000001", (TimeControlPeriod(None, 60.0, 0.000001),), "60+0.000001"),
     ],
 )
 def test_parse_timed(text: str, periods: tuple[TimeControlPeriod, ...], canonical: str) -> None:
     control = TimeControl.parse(text)
     assert control.periods == periods
-    assert control.text == canonical
-    assert str(control) == canonical
+    assert control.text == text.strip()  # the configured form, as the PGN tag shows it
+    assert str(control) == text.strip()
+    assert control.canonical == canonical
     assert not control.unknown
     assert not control.untimed
+    assert TimeControl.parse(control.canonical) == control
     assert TimeControl.parse(str(control)) == control
+
+
+def test_controls_are_equal_when_their_periods_are() -> None:
+    written = TimeControl.parse("300+0")
+    short = TimeControl.parse("300")
+    assert written == short
+    assert hash(written) == hash(short)
+    assert written.text != short.text
+    assert {written: "journal"}[short] == "journal"
+    assert TimeControl.parse("10+0.1") == TimeControl.parse("10+0.10")
+    assert TimeControl.parse("10+0.1") != TimeControl.parse("10+0.2")
+    assert TimeControl.parse("?") != TimeControl.parse("-")
 
 
 @pytest.mark.parametrize(("text", "unknown"), [("?", True), ("-", False)])
@@ -97,7 +122,16 @@ def test_parse_untimed(text: str, unknown: bool) -> None:
         ("0", "'0'", "time must be positive"),
         ("abc", "'abc'", "expected 'moves/seconds'"),
         ("300+", "'300+'", "expected"),
-        ("2.5", "'2.5'", "whole seconds"),
+        (".5", "'.5'", "seconds such as 300 or 0.5"),
+        ("5.", "'5.'", "expected"),
+        ("1e3", "'1e3'", "expected"),
+        ("10+0.1.2", "'10+0.1.2'", "expected"),
+        ("10+-0.1", "'10+-0.1'", "expected"),
+        ("10+0.1234567", "0.1234567", "more than 6 digits after the point"),
+        ("0.0", "'0.0'", "time must be positive"),
+        ("40/0.000", "'40/0.000'", "time must be positive"),
+        ("40.5/60", "'40.5/60'", "expected"),
+        ("*0.5+0.1", "'*0.5+0.1'", "no move count or increment"),
         ("40 /7200", "'40 /7200'", "expected"),
         ("\u0663\u0660\u0660", "'\u0663\u0660\u0660'", "expected"),
         ("40/7200::3600", "'40/7200::3600'", "empty period"),
@@ -122,6 +156,14 @@ def test_direct_construction_checks_text_against_periods() -> None:
         TimeControl(
             periods=(TimeControlPeriod(None, 300.0),), text="60", unknown=False, untimed=False
         )
+    with pytest.raises(ConfigError, match="does not match"):
+        TimeControl(
+            periods=(TimeControlPeriod(None, 300.0),), text="5 min", unknown=False, untimed=False
+        )
+    written = TimeControl(
+        periods=(TimeControlPeriod(None, 300.0),), text="300+0", unknown=False, untimed=False
+    )
+    assert written.text == "300+0"
     with pytest.raises(ConfigError, match="has periods"):
         TimeControl(
             periods=(TimeControlPeriod(None, 300.0),), text="300", unknown=True, untimed=True
@@ -437,6 +479,14 @@ def test_restore_refuses_another_control() -> None:
     clock = ChessClock(TimeControl.parse("300"))
     with pytest.raises(ConfigError, match="does not match"):
         ChessClock.restore(TimeControl.parse("600"), clock.snapshot())
+    with pytest.raises(ConfigError, match="does not match"):
+        ChessClock.restore(TimeControl.parse("300"), {**clock.snapshot(), "control": "5 min"})
+
+
+def test_restore_accepts_the_same_control_written_differently() -> None:
+    clock = ChessClock(TimeControl.parse("10+0.10"), consumed=(1.25, 0.5), moves_made=(3, 3))
+    restored = ChessClock.restore(TimeControl.parse("10+0.1"), clock.snapshot())
+    assert restored.remaining(WHITE) == pytest.approx(10 - 1.25 + 0.3)
 
 
 @pytest.mark.parametrize(
@@ -478,6 +528,23 @@ def test_restore_rejects_corrupt_snapshots(change: dict[str, object], reason: st
 )
 def test_format_clock(seconds: float, text: str) -> None:
     assert format_clock(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0.0, "0:00:00.0"),
+        (0.05, "0:00:00.0"),
+        (0.3, "0:00:00.3"),
+        (4.99, "0:00:04.9"),
+        (59.96, "0:00:59.9"),
+        (3725.55, "1:02:05.5"),
+        (-0.4, "0:00:00.0"),
+        (0.2 + 0.7 + 0.1, "0:00:01.0"),
+    ],
+)
+def test_format_clock_with_tenths(seconds: float, text: str) -> None:
+    assert format_clock(seconds, tenths=True) == text
 
 
 # --- properties ------------------------------------------------------------------------
@@ -542,6 +609,102 @@ def test_remaining_plus_consumed_is_the_time_granted(
 @given(control=timed_controls)
 def test_canonical_text_parses_back_to_the_same_control(control: TimeControl) -> None:
     assert TimeControl.parse(control.text) == control
+
+
+# A reference parser for the grammar of PROTOCOL.md 5, written the plain way (string
+# splitting and exact fractions) so that the regular expression and the range checks
+# of the real one are tested against something that shares none of their code.
+
+
+def reference_number(text: str) -> Fraction | None:
+    whole, point, fraction = text.partition(".")
+    if not whole.isascii() or not whole.isdigit():
+        return None
+    if point and (not fraction.isascii() or not fraction.isdigit() or len(fraction) > 6):
+        return None
+    if len(whole) > 9:
+        return None
+    return Fraction(text)
+
+
+def reference_period(text: str) -> tuple[int | None, Fraction, Fraction, bool] | None:
+    sandclock = text.startswith("*")
+    body = text[1:] if sandclock else text
+    moves: int | None = None
+    if "/" in body:
+        count, body = body.split("/", 1)
+        if sandclock or not count.isascii() or not count.isdigit() or len(count) > 9:
+            return None
+        moves = int(count)
+    seconds_text, plus, increment_text = body.partition("+")
+    seconds = reference_number(seconds_text)
+    increment = reference_number(increment_text) if plus else Fraction(0)
+    if seconds is None or increment is None or (sandclock and plus):
+        return None
+    if moves == 0 or seconds == 0 or max(seconds, increment) > 999 * 24 * 3600:
+        return None
+    return moves, seconds, increment, sandclock
+
+
+def reference_parse(text: str) -> list[tuple[int | None, Fraction, Fraction, bool]] | None:
+    """The periods of a timed control, or None where the real parser must refuse it."""
+    parts = [reference_period(part) for part in text.split(":")]
+    if any(part is None for part in parts):
+        return None
+    periods = [part for part in parts if part is not None]
+    if any(period[3] for period in periods) and len(periods) > 1:
+        return None
+    if any(period[0] is None for period in periods[:-1]):
+        return None
+    return periods
+
+
+numbers = st.one_of(
+    st.integers(0, 10**10).map(str),
+    st.builds(
+        lambda whole, fraction: f"{whole}.{fraction}",
+        st.integers(0, 10**4),
+        st.text("0123456789", min_size=1, max_size=8),
+    ),
+)
+descriptors = st.builds(
+    lambda star, moves, seconds, increment: f"{star}{moves}{seconds}{increment}",
+    st.sampled_from(["", "", "", "*"]),
+    st.one_of(st.just(""), st.integers(0, 200).map(lambda count: f"{count}/")),
+    numbers,
+    st.one_of(st.just(""), numbers.map(lambda number: f"+{number}")),
+)
+control_texts = st.lists(descriptors, min_size=1, max_size=4).map(":".join)
+noisy_texts = st.one_of(
+    control_texts,
+    st.text("0123456789./+*:-? e", max_size=16),
+)
+
+
+@given(noisy_texts)
+def test_the_parser_agrees_with_the_reference(text: str) -> None:
+    written = text.strip(" ")  # surrounding blanks are not part of the control
+    expected = None if written in ("?", "-") else reference_parse(written)
+    try:
+        control = TimeControl.parse(text)
+    except ConfigError as exc:
+        assert expected is None, (text, exc)
+        assert exc.key == "tc"
+        return
+    if written in ("?", "-"):
+        assert control.untimed and not control.periods
+        return
+    assert expected is not None, text
+    assert control.text == written
+    assert len(control.periods) == len(expected)
+    for period, (moves, seconds, increment, sandclock) in zip(
+        control.periods, expected, strict=True
+    ):
+        assert period.moves == moves
+        assert period.seconds == float(seconds)
+        assert period.increment == float(increment)
+        assert period.sandclock == sandclock
+    assert TimeControl.parse(control.canonical) == control
 
 
 @given(seconds=st.integers(1, 10_000), times=move_times)

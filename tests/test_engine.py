@@ -1,419 +1,250 @@
-"""The engine bridge: limits, scores, policies and faults, against scripted fake engines.
+"""The engine bridge: playing, limits, the deadline, stopping, and faults.
 
-The fake engines are small Python programs, so these tests need no chess engine
-installed and can make one crash or hang on purpose. Real engines are exercised in
-``tests/integration/test_engines.py``.
+The engines are the scripted programs in ``tests/engines/``; real engines are exercised
+in ``tests/integration/test_engines.py``.
 """
 
 from __future__ import annotations
 
-import logging
-import math
+import asyncio
+import os
 import subprocess
 import sys
-import textwrap
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import chess
-import chess.engine
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from enginetools import request, run, running, sent, timed, uci_settings, xboard_settings
 
-from serialref.client.engine import (
-    UNTIMED_MOVETIME,
-    EnginePlayer,
-    EngineProtocol,
-    EngineSettings,
-    parse_engine_options,
-    spec_centipawns,
-)
-from serialref.client.players import Analysis, ThinkingBudget, ThinkRequest
+from serialref.client.engine import STOP_GRACE, UNTIMED_MOVETIME, EnginePlayer
+from serialref.client.options import EngineSettings
+from serialref.client.players import Analysis, ThinkingBudget
 from serialref.errors import ConfigError, EngineError
 
-MakePlayer = Callable[..., EnginePlayer]
-
-FAKE_UCI = textwrap.dedent(
-    """
-    import sys
-    from pathlib import Path
-
-    behaviour, score, marker = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-    for line in sys.stdin:
-        words = line.split()
-        if not words:
-            continue
-        if words[0] == "uci":
-            hung = marker.with_suffix(".hung")
-            if behaviour == "hang-start-once" and not hung.exists():
-                hung.write_text("x")
-                continue  # a start-up that never finishes, this once
-            print("id name Fake Engine 1.0")
-            print("option name Hash type spin default 16 min 1 max 1024")
-            print("uciok", flush=True)
-        elif words[0] == "isready":
-            print("readyok", flush=True)
-        elif words[0] == "position":
-            moves = words[words.index("moves") + 1:] if "moves" in words else []
-            marker.write_text(" ".join(words[1:]))
-        elif words[0] == "go":
-            crashed = marker.with_suffix(".crashed")
-            if behaviour == "crash" or (behaviour == "crash-once" and not crashed.exists()):
-                crashed.write_text("x")
-                sys.exit(3)
-            if behaviour == "hang":
-                continue
-            reply = "e7e5" if len(moves) % 2 else "e2e4"
-            pv = f"{reply} g1f3" if reply == "e7e5" else f"{reply} e7e5"
-            print(f"info depth 3 score {score} nodes 1234 time 2500 pv {pv}")
-            print(f"bestmove {reply}", flush=True)
-        elif words[0] == "quit":
-            break
-    """
-)
+ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def fake_engine(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
-    script = tmp_path / "fake_uci.py"
-    script.write_text(FAKE_UCI)
-    yield script, tmp_path / "position.txt"
-
-
-FAKE_XBOARD = textwrap.dedent(
-    """
-    import sys
-
-    # Talks like GNU Chess 6 (legacy move announcements with a numbered echo) and
-    # resigns its first game. The behaviour decides what it prints when the second game
-    # starts, before it searches: with "stale", the move its first-game search found;
-    # "illegal" answers its first search with a move that is illegal there.
-    behaviour = sys.argv[1]
-    games = 0
-    for line in sys.stdin:
-        words = line.split()
-        if not words:
-            continue
-        if words[0] == "protover":
-            print('feature myname="Fake XBoard" ping=1 setboard=1 done=1', flush=True)
-        elif words[0] == "ping":
-            print(f"pong {words[1]}", flush=True)
-        elif words[0] == "new":
-            games += 1
-            if games == 2 and behaviour in ("stale", "stale-then-illegal"):
-                print("33. ... d4b2")
-                print("My move is : d4b2", flush=True)
-        elif words[0] == "go":
-            if behaviour == "illegal":
-                reply = "d4b2"
-            elif games == 1:
-                print("resign", flush=True)
-                continue
-            else:
-                reply = "e2e5" if behaviour == "stale-then-illegal" else "e2e4"
-            print(f"{games}. ... {reply}")
-            print(f"My move is : {reply}", flush=True)
-        elif words[0] == "quit":
-            break
-    """
-)
-
-
-def settings_for(
-    fake: tuple[Path, Path], behaviour: str = "normal", score: str = "cp 25", **options: object
-) -> EngineSettings:
-    script, marker = fake
-    command = (sys.executable, str(script), behaviour, score, str(marker))
-    return EngineSettings(command=command, **options)  # type: ignore[arg-type]
-
-
-def request(
-    board: chess.Board | None = None,
-    *,
-    draw_offered: bool = False,
-    budget: ThinkingBudget | None = None,
-    game: str = "game 1",
-) -> ThinkRequest:
-    board = board or chess.Board()
-    return ThinkRequest(
-        board=board,
-        budget=budget or ThinkingBudget(turn=board.turn, remaining=(60.0, 60.0)),
-        draw_offered=draw_offered,
-        game=game,
-    )
-
-
-@pytest.fixture
-def player_factory(fake_engine: tuple[Path, Path]) -> Iterator[MakePlayer]:
-    players: list[EnginePlayer] = []
-
-    def make(behaviour: str = "normal", score: str = "cp 25", **options: object) -> EnginePlayer:
-        player = EnginePlayer(settings_for(fake_engine, behaviour, score, **options))
-        players.append(player)
-        return player
-
-    yield make
-    for player in players:
-        player.close()
-
-
-@pytest.fixture
-def xboard_player_factory(tmp_path: Path) -> Iterator[Callable[[str], EnginePlayer]]:
-    script = tmp_path / "fake_xboard.py"
-    script.write_text(FAKE_XBOARD)
-    players: list[EnginePlayer] = []
-
-    def make(behaviour: str) -> EnginePlayer:
-        command = (sys.executable, str(script), behaviour)
-        player = EnginePlayer(
-            EngineSettings(command=command, protocol=EngineProtocol.XBOARD, movetime=1.0)
-        )
-        players.append(player)
-        return player
-
-    yield make
-    for player in players:
-        player.close()
-
-
-# -- pure functions ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("score", "expected"),
-    [
-        (chess.engine.Mate(1), 32766),
-        (chess.engine.Mate(5), 32758),
-        (chess.engine.Mate(-1), -32765),
-        (chess.engine.Mate(-5), -32757),
-        (chess.engine.Cp(-37), -37),
-        (chess.engine.Cp(50_000), 31_999),
-    ],
-)
-def test_spec_centipawns_uses_the_mate_encodings_of_spec_6_7(
-    score: chess.engine.Score, expected: int
-) -> None:
-    assert spec_centipawns(score) == expected
-
-
-@given(st.integers(min_value=1, max_value=100_000))
-def test_mates_for_and_against_stay_in_their_bands(moves: int) -> None:
-    assert 32000 < spec_centipawns(chess.engine.Mate(moves)) <= 32766
-    assert -32767 < spec_centipawns(chess.engine.Mate(-moves)) < -32000
-
-
-def test_engine_options_parse_and_reject_garbage() -> None:
-    assert parse_engine_options(["Hash=64", "Book File=a=b.bin"]) == {
-        "Hash": "64",
-        "Book File": "a=b.bin",
-    }
-    with pytest.raises(ConfigError, match="NAME=VALUE"):
-        parse_engine_options(["Hash"])
-
-
-def test_settings_reject_two_limits_and_nonsense() -> None:
-    with pytest.raises(ConfigError, match="depth: cannot be combined with nodes"):
-        EngineSettings(command=("x",), nodes=1, depth=2)
-    with pytest.raises(ConfigError, match="movetime: must be positive"):
-        EngineSettings(command=("x",), movetime=0)
-    with pytest.raises(ConfigError, match="engine command is required"):
-        EngineSettings.from_command_line("")
-    assert EngineSettings.from_command_line("gnuchess --xboard").command == ("gnuchess", "--xboard")
-
-
-def test_a_missing_engine_is_one_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(EngineError, match="engine program not found: 'no-such-engine'"):
-        EnginePlayer(EngineSettings(command=("no-such-engine",)))
-    with pytest.raises(EngineError, match=r"not a working uci engine|handshake"):
-        EnginePlayer(EngineSettings(command=("true",), start_timeout=2.0))
-    with pytest.raises(EngineError, match="'cat' did not finish its xboard handshake within"):
-        EnginePlayer(
-            EngineSettings(command=("cat",), protocol=EngineProtocol.XBOARD, start_timeout=0.3)
-        )
-
-
-def test_a_start_up_that_hangs_is_tried_again(
-    fake_engine: tuple[Path, Path], caplog: pytest.LogCaptureFixture
-) -> None:
-    player = EnginePlayer(settings_for(fake_engine, "hang-start-once", start_timeout=0.5))
-    try:
-        assert player.name == "Fake Engine 1.0"
-    finally:
-        player.close()
-    assert "no uci handshake within 0.5 s; starting it again (attempt 1)" in caplog.text
-
-
-# -- playing -----------------------------------------------------------------------------
-
-
-def test_the_engine_name_move_and_analysis(player_factory: MakePlayer) -> None:
-    player = player_factory()
-    assert player.name == "Fake Engine 1.0"
-    player.new_game({"TimeControl": "60+1"})
-    decision = player.think(request())
-    assert decision.move == chess.Move.from_uci("e2e4")
-    assert decision.analysis == Analysis(
-        centipawns=25,
-        pv=(chess.Move.from_uci("e2e4"), chess.Move.from_uci("e7e5")),
-        nodes=1234,
-        seconds=2,
-    )
-    assert not (decision.draw_offer or decision.resign or decision.draw_accept)
-
-
-def test_options_are_checked_by_the_engine(fake_engine: tuple[Path, Path]) -> None:
+def test_options_are_checked_by_the_engine(tmp_path: Path) -> None:
+    log = tmp_path / "uci.log"
     with pytest.raises(ConfigError, match="NoSuch"):
-        EnginePlayer(settings_for(fake_engine, options={"NoSuch": "1"}))
-    player = EnginePlayer(settings_for(fake_engine, options={"Hash": "32"}))
-    player.close()
-    player.close()  # closing twice is harmless
+        run(EnginePlayer(uci_settings(log, options={"NoSuch": "1"})).start())
+
+    async def scenario() -> None:
+        player = EnginePlayer(uci_settings(log, options={"Hash": "32"}))
+        await player.start()
+        await player.close()
+        await player.close()  # closing twice is harmless
+
+    run(scenario())
+    assert "setoption name Hash value 32" in sent(log)
 
 
-def test_the_engine_gets_the_whole_game(
-    player_factory: MakePlayer, fake_engine: tuple[Path, Path]
+def test_a_node_limit_an_xboard_engine_cannot_keep_is_refused_at_start(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="nodes: Fake XBoard does not take node limits"):
+        run(EnginePlayer(xboard_settings(tmp_path / "x.log", nodes=3000)).start())
+
+
+def test_the_engine_name_move_and_analysis(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running(uci_settings(tmp_path / "uci.log")) as player:
+            assert player.name == "Fake Engine 1.0"
+            decision = await player.think(request())
+            assert decision.move == chess.Move.from_uci("e2e4")
+            assert decision.analysis == Analysis(
+                centipawns=25,
+                pv=(chess.Move.from_uci("e2e4"), chess.Move.from_uci("e7e5")),
+                nodes=1234,
+                seconds=2,
+            )
+            assert not (decision.draw_offer or decision.resign or decision.draw_accept)
+
+    run(scenario())
+
+
+def test_the_engine_gets_the_whole_game(tmp_path: Path) -> None:
+    log = tmp_path / "uci.log"
+
+    async def scenario() -> chess.Move | None:
+        async with running(uci_settings(log)) as player:
+            board = chess.Board()
+            board.push_san("e4")
+            return (await player.think(request(board))).move
+
+    assert run(scenario()) == chess.Move.from_uci("e7e5")
+    assert "position startpos moves e2e4" in sent(log)
+
+
+def test_a_fixed_limit_goes_with_the_real_clocks(tmp_path: Path) -> None:
+    log = tmp_path / "uci.log"
+
+    async def scenario() -> None:
+        async with running(uci_settings(log, depth=2)) as player:
+            await player.think(timed(12.5))
+
+    run(scenario())
+    go = [line for line in sent(log) if line.startswith("go")]
+    assert go == ["go wtime 12500 btime 12500 winc 100 binc 100 depth 2"]
+
+
+def test_an_untimed_game_gets_a_fixed_move_time(tmp_path: Path) -> None:
+    log = tmp_path / "uci.log"
+
+    async def scenario() -> None:
+        async with running(uci_settings(log)) as player:
+            await player.think(request(budget=ThinkingBudget(turn=chess.WHITE)))
+
+    run(scenario())
+    assert f"go movetime {int(UNTIMED_MOVETIME * 1000)}" in sent(log)
+
+
+def test_an_engine_that_ignores_its_clock_is_stopped_at_the_deadline(tmp_path: Path) -> None:
+    log = tmp_path / "uci.log"
+
+    async def scenario() -> tuple[chess.Move | None, float, float]:
+        async with running(uci_settings(log, "obey-stop", depth=30)) as player:
+            deadline = time.monotonic() + 0.4
+            decision = await player.think(timed(0.4))
+            return decision.move, deadline, time.monotonic()
+
+    move, deadline, answered = run(scenario())
+    assert move == chess.Move.from_uci("e2e4")
+    assert answered < deadline + STOP_GRACE
+    assert "stop" in sent(log)
+
+
+@pytest.mark.parametrize(("behaviour", "expected"), [("deaf", "d1a1"), ("silent", None)])
+def test_an_engine_that_never_answers_still_moves_before_its_flag(
+    tmp_path: Path, behaviour: str, expected: str | None, caplog: pytest.LogCaptureFixture
 ) -> None:
-    player = player_factory()
-    board = chess.Board()
-    board.push_san("e4")
-    decision = player.think(request(board))
-    assert decision.move == chess.Move.from_uci("e7e5")
-    assert fake_engine[1].read_text() == "startpos moves e2e4"
+    log = tmp_path / "uci.log"
+    board = chess.Board("4k3/8/8/3q4/8/8/8/3RK3 w - - 0 1")
+
+    async def scenario() -> tuple[list[chess.Move | None], list[float], list[int | None]]:
+        async with running(uci_settings(log, behaviour)) as player:
+            moves, late, pids = [], [], []
+            for seconds in (0.3, 3.0):  # the second move leaves time to replace the engine
+                deadline = time.monotonic() + seconds
+                pids.append(player.pid)
+                moves.append((await player.think(timed(seconds, board))).move)
+                late.append(time.monotonic() - deadline)
+            pids.append(player.pid)
+            return moves, late, pids
+
+    moves, late, pids = run(scenario())
+    # The variation's first move, else the greedy choice: the rook takes the queen.
+    assert moves == [chess.Move.from_uci(expected or "d1d5")] * 2
+    assert all(lateness < STOP_GRACE + 0.2 for lateness in late), late
+    assert "stop" in sent(log)
+    assert pids[0] == pids[1] != pids[2]  # the deaf engine was replaced for its next move
+    assert "did not answer 'stop'" in caplog.text
 
 
-def test_limits_follow_the_clock_or_the_override() -> None:
-    budget = ThinkingBudget(turn=chess.WHITE, remaining=(30.0, 20.0), increment=(1.0, 1.0))
-    assert EngineSettings(command=("x",), movetime=0.05).fixed_limit() == chess.engine.Limit(
-        time=0.05
-    )
-    assert EngineSettings(command=("x",)).fixed_limit() is None
-    limit = budget.limit()
-    assert limit is not None and limit.white_clock == 30.0 and limit.black_inc == 1.0
-    assert math.isinf(ThinkingBudget(turn=chess.WHITE).remaining[0])
-
-
-def test_an_untimed_game_gets_a_fixed_move_time(player_factory: MakePlayer) -> None:
-    player = player_factory()
-    limit = player._limit(ThinkingBudget(turn=chess.WHITE))
-    assert limit == chess.engine.Limit(time=UNTIMED_MOVETIME)
-
-
-@pytest.mark.parametrize(
-    ("score", "accepts"), [("cp 10", True), ("cp -10", True), ("cp 300", False), ("mate 3", False)]
-)
-def test_a_uci_engine_accepts_a_draw_by_score(
-    player_factory: MakePlayer, score: str, accepts: bool
+def test_a_move_is_sent_in_time_while_a_replaced_engine_is_still_starting(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    player = player_factory(score=score, draw_accept_below=50)
-    decision = player.think(request(draw_offered=True))
-    assert decision.draw_accept is accepts
-    assert (decision.move is None) is accepts
+    log = tmp_path / "uci.log"
+    board = chess.Board("4k3/8/8/3q4/8/8/8/3RK3 w - - 0 1")
+
+    async def scenario() -> list[chess.Move | None]:
+        async with running(uci_settings(log, "silent")) as player:
+            moves = []
+            for _ in range(2):  # no time to start a fresh engine for the second move
+                moves.append((await player.think(timed(0.3, board))).move)
+            return moves
+
+    assert run(scenario()) == [chess.Move.from_uci("d1d5")] * 2
+    assert "its engine is still starting: playing Rxd5" in caplog.text
 
 
-def test_a_uci_engine_offers_a_draw_by_score(player_factory: MakePlayer) -> None:
-    player = player_factory(score="cp 5", draw_offer_below=20)
-    decision = player.think(request())
-    assert decision.draw_offer and decision.move == chess.Move.from_uci("e2e4")
-
-
-def test_a_uci_engine_resigns_after_enough_bad_moves(player_factory: MakePlayer) -> None:
-    player = player_factory(score="cp -900", resign_below=600, resign_moves=2)
-    player.new_game({})
-    assert not player.think(request()).resign
-    second = player.think(request())
-    assert second.resign and second.move is None
-    player.new_game({})
-    assert not player.think(request()).resign  # a new game starts a new count
-
-
-# -- faults ------------------------------------------------------------------------------
-
-
-def test_a_crashed_engine_is_reported_and_restarted(player_factory: MakePlayer) -> None:
-    player = player_factory("crash-once")
-    first_pid = player.pid
-    with pytest.raises(EngineError, match="stopped"):
-        player.think(request())
-    assert player.pid is None
-    player.restart()
-    assert player.pid not in (None, first_pid)
-    assert player.think(request()).move == chess.Move.from_uci("e2e4")
-
-
-def test_a_hung_engine_is_killed_after_the_margin(player_factory: MakePlayer) -> None:
-    player = player_factory("hang", hang_margin=0.2, movetime=0.05)
-    with pytest.raises(EngineError, match=r"gave no move within 0\.2 s"):
-        player.think(request())
-    assert player.pid is None
-
-
-def test_an_engine_that_keeps_crashing_is_given_up(player_factory: MakePlayer) -> None:
-    player = player_factory("crash", max_restarts=2)
-    for _ in range(2):
-        with pytest.raises(EngineError):
-            player.think(request())
-        player.restart()
-    with pytest.raises(EngineError):
-        player.think(request())
-    with pytest.raises(EngineError, match="failed 3 times in a row"):
-        player.restart()
-
-
-@pytest.mark.parametrize("behaviour", ["stale", "no-stale"])
-def test_a_stale_move_after_a_resignation_does_not_become_the_next_first_move(
-    xboard_player_factory: Callable[[str], EnginePlayer],
-    behaviour: str,
-    caplog: pytest.LogCaptureFixture,
+@pytest.mark.parametrize("settings_for", [uci_settings, xboard_settings])
+def test_a_cancelled_search_is_stopped_and_the_next_one_plays(
+    tmp_path: Path, settings_for: Callable[..., EngineSettings]
 ) -> None:
-    player = xboard_player_factory(behaviour)
-    assert player.name == "Fake XBoard"
-    pid = player.pid
-    assert player.think(request(game="game 1")).resign
-    caplog.set_level(logging.DEBUG, logger="serialref.client.engine")
-    decision = player.think(request(game="game 2"))
-    assert decision.move == chess.Move.from_uci("e2e4")
-    assert player.pid == pid  # no restart
-    dropped = [record for record in caplog.records if "stale move" in record.getMessage()]
-    assert len(dropped) == (behaviour == "stale")
+    log = tmp_path / "engine.log"
+
+    async def scenario() -> tuple[chess.Move | None, int | None, int | None]:
+        async with running(settings_for(log, "obey-stop", depth=30)) as player:
+            pid = player.pid
+            search = asyncio.ensure_future(player.think(timed(60.0)))
+            while not any(line.startswith("go") for line in sent(log)):
+                await asyncio.sleep(0.01)  # another process writes the log: no event to await
+            search.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await search
+            board = chess.Board("4k3/8/8/3q4/8/8/8/3RK3 w - - 0 1")
+            decision = await player.think(timed(0.5, board))
+            return decision.move, pid, player.pid
+
+    move, pid, pid_after = run(scenario())
+    assert move is not None
+    assert pid == pid_after  # stopped, not killed
+    commands = sent(log)
+    stop = "stop" if settings_for is uci_settings else "?"
+    searches = [index for index, line in enumerate(commands) if line.startswith("go")]
+    assert len(searches) == 2
+    assert searches[0] < commands.index(stop) < searches[1]
 
 
-def test_only_one_stale_move_is_forgiven(
-    xboard_player_factory: Callable[[str], EnginePlayer],
-) -> None:
-    player = xboard_player_factory("stale-then-illegal")
-    assert player.think(request(game="game 1")).resign
-    with pytest.raises(EngineError, match=r"failed: .*e2e5"):
-        player.think(request(game="game 2"))
+def test_a_crashed_engine_is_reported_and_restarted(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running(uci_settings(tmp_path / "uci.log", "crash-once")) as player:
+            first_pid = player.pid
+            with pytest.raises(EngineError, match="stopped"):
+                await player.think(request())
+            assert player.pid is None
+            await player.restart()
+            assert player.pid not in (None, first_pid)
+            assert (await player.think(request())).move == chess.Move.from_uci("e2e4")
+
+    run(scenario())
 
 
-def test_an_illegal_xboard_move_without_a_game_over_is_a_fault(
-    xboard_player_factory: Callable[[str], EnginePlayer],
-) -> None:
-    player = xboard_player_factory("illegal")
-    with pytest.raises(EngineError, match=r"failed: .*d4b2"):
-        player.think(request())
-    assert player.pid is None
+def test_a_hung_engine_in_an_untimed_game_is_killed_after_the_margin(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        settings = uci_settings(tmp_path / "uci.log", "silent", hang_margin=0.2, movetime=0.05)
+        async with running(settings) as player:
+            untimed = request(budget=ThinkingBudget(turn=chess.WHITE))
+            with pytest.raises(EngineError, match=r"gave no move within 0\.2 s"):
+                await player.think(untimed)
+            assert player.pid is None
+
+    run(scenario())
 
 
-def test_xboard_is_a_protocol_choice() -> None:
-    assert EngineProtocol("xboard") is EngineProtocol.XBOARD
-    with pytest.raises(ValueError):
-        EngineProtocol("cecp")
+def test_an_engine_that_keeps_crashing_is_given_up(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        settings = uci_settings(tmp_path / "uci.log", "crash", max_restarts=2)
+        async with running(settings) as player:
+            for _ in range(2):
+                with pytest.raises(EngineError):
+                    await player.think(request())
+                await player.restart()
+            with pytest.raises(EngineError):
+                await player.think(request())
+            with pytest.raises(EngineError, match="failed 3 times in a row"):
+                await player.restart()
+
+    run(scenario())
 
 
 def test_the_command_line_reports_a_missing_engine_in_one_line(tmp_path: Path) -> None:
     port = str(tmp_path / "ttyNothing")
     runs = [
-        (["--engine", "no-such-engine --uci"], 5, "engine program not found: 'no-such-engine'"),
+        (["--engine", "no-such-engine --uci"], 5, "engine program 'no-such-engine' not found"),
         (["--player", "greedy", "--nodes", "5"], 2, "nodes: only applies to an --engine"),
+        (["--player", "greedy", "--protocol", "uci"], 2, "protocol: only applies to an --engine"),
     ]
     for options, exit_code, message in runs:
         finished = subprocess.run(
             [sys.executable, "-m", "serialref", "client", port, *options],
             capture_output=True,
             text=True,
-            cwd=Path(__file__).resolve().parents[1],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
             check=False,
         )
         assert finished.returncode == exit_code
-        assert finished.stderr.splitlines() == [f"serialref: error: {message}"]
+        assert len(finished.stderr.splitlines()) == 1, finished.stderr
+        assert finished.stderr.startswith(f"serialref: error: {message}")

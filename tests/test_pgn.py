@@ -166,20 +166,33 @@ def test_an_invalid_tag_name_is_left_out_with_a_warning(caplog: pytest.LogCaptur
     assert "'Bad Name]' is not a PGN tag name" in caplog.text
 
 
-def test_each_move_carries_clock_and_elapsed_time_in_whole_seconds() -> None:
+def test_each_move_carries_clock_and_elapsed_time_with_tenths_below_ten_seconds() -> None:
     game = game_to_pgn(start(), play(["e2e4", "e7e5", "g1f3"], elapsed=7.75), end())
     assert movetext(game) == (
-        "1. e4 { [%clk 0:04:52] [%emt 0:00:07] } 1... e5 { [%clk 0:04:52] [%emt 0:00:07] } "
-        "2. Nf3 { [%clk 0:04:44] [%emt 0:00:07] } 1-0"
+        "1. e4 { [%clk 0:04:52] [%emt 0:00:07.7] } 1... e5 { [%clk 0:04:52] [%emt 0:00:07.7] } "
+        "2. Nf3 { [%clk 0:04:44] [%emt 0:00:07.7] } 1-0"
     )
     node = game.next()
     assert node is not None
-    assert (node.clock(), node.emt()) == (292, 7)
+    assert (node.clock(), node.emt()) == (292, 7.7)
+
+
+def test_a_fast_game_keeps_its_tenths() -> None:
+    game = game_to_pgn(start(), play(["e2e4", "e7e5"], elapsed=0.13, clock=10.0), end())
+    assert movetext(game) == (
+        "1. e4 { [%clk 0:00:09.8] [%emt 0:00:00.1] } 1... e5 { [%clk 0:00:09.8] [%emt 0:00:00.1] }"
+        " 1-0"
+    )
+    read = chess.pgn.read_game(io.StringIO(export(game)))
+    assert read is not None and read.errors == []
+    node = read.next()
+    assert node is not None
+    assert (node.clock(), node.emt()) == (9.8, 0.1)
 
 
 def test_an_unlimited_clock_has_no_clk() -> None:
     game = game_to_pgn(start(), play(["e2e4"], clock=float("inf")), None)
-    assert "{ [%emt 0:00:07] }" in export(game)
+    assert "{ [%emt 0:00:07.2] }" in export(game)
     assert "%clk" not in export(game)
 
 
@@ -197,7 +210,7 @@ def test_a_time_forfeit_shows_a_fallen_flag_as_zero() -> None:
                                            reason="Black's flag fell"))
     assert game.headers["Termination"] == "time forfeit"
     assert movetext(game).endswith(
-        "2... Nc6 { [%clk 0:00:00] [%emt 0:05:01] Black's flag fell } 0-1"
+        "2... Nc6 { [%clk 0:00:00.0] [%emt 0:05:01] Black's flag fell } 0-1"
     )
     read = chess.pgn.read_game(io.StringIO(export(game)))
     assert read is not None
@@ -215,8 +228,8 @@ def test_a_game_from_a_fen_with_opening_moves() -> None:
     assert (game.headers["SetUp"], game.headers["FEN"]) == ("1", CASTLING_FEN)
     assert game.headers["PlyCount"] == "4"
     assert list(game.headers)[-2:] == ["SetUp", "FEN"]
-    assert movetext(game) == ("1. O-O O-O-O 2. d4 { [%clk 0:04:52] [%emt 0:00:07] } 2... d5 "
-                         "{ [%clk 0:04:52] [%emt 0:00:07] } *")
+    assert movetext(game) == ("1. O-O O-O-O 2. d4 { [%clk 0:04:52] [%emt 0:00:07.2] } 2... d5 "
+                         "{ [%clk 0:04:52] [%emt 0:00:07.2] } *")
     read = chess.pgn.read_game(io.StringIO(export(game)))
     assert read is not None
     assert read.errors == []
@@ -235,7 +248,7 @@ def test_analysis_is_a_readable_comment_in_a_fixed_order() -> None:
     game = game_to_pgn(start(), play(["e2e4"], analysis=analysis), end())
     node = game.next()
     assert node is not None
-    assert node.comment == "[%clk 0:04:52] [%emt 0:00:07] ce 35 acn 120000 acs 1 pv Nf3 Nc6 Bb5"
+    assert node.comment == "[%clk 0:04:52] [%emt 0:00:07.2] ce 35 acn 120000 acs 1 pv Nf3 Nc6 Bb5"
 
 
 def test_an_illegal_move_is_a_value_error() -> None:
@@ -261,7 +274,7 @@ def assert_reads_back_as_one_clean_game(path: Path, text: str) -> None:
     assert game.headers["Result"] == "0-1"
     for tag in ("White", "Black", "Event", "Annotator"):
         assert unescape(game.headers[tag]) == printable(text)
-    assert game.end().comment.startswith("[%clk 0:04:52] [%emt 0:00:07]")
+    assert game.end().comment.startswith("[%clk 0:04:52] [%emt 0:00:07.2]")
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -286,7 +299,7 @@ def test_hostile_comment_text_cannot_close_the_comment_or_forge_a_clock() -> Non
     moves = play(["e2e4"], analysis={"pv": "} 1-0 { [%clk 9:59:59]"})
     node = game_to_pgn(start(), moves, None).next()
     assert node is not None
-    assert node.comment == "[%clk 0:04:52] [%emt 0:00:07] pv ) 1-0 ( (%clk 9:59:59)"
+    assert node.comment == "[%clk 0:04:52] [%emt 0:00:07.2] pv ) 1-0 ( (%clk 9:59:59)"
 
 
 @settings(max_examples=60, deadline=None)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
+import time
 
 import chess
 import chess.engine
@@ -25,11 +27,28 @@ def request(board: chess.Board) -> ThinkRequest:
     return ThinkRequest(board=board, budget=ThinkingBudget(turn=board.turn))
 
 
+def test_think_answers_as_decide_does() -> None:
+    board = chess.Board()
+    thought = asyncio.run(GreedyPlayer(3).think(request(board)))
+    assert thought == GreedyPlayer(3).decide(board)
+
+
+def test_the_pace_gives_way_to_the_deadline() -> None:
+    board = chess.Board()
+    player = RandomPlayer(1, pace=30.0)
+    started = time.monotonic()
+    deadline = started + 0.05
+    budget = ThinkingBudget(turn=board.turn)
+    decision = asyncio.run(player.think(ThinkRequest(board, budget, deadline=deadline)))
+    assert decision.move in board.legal_moves
+    assert time.monotonic() - started < 10.0  # far below the 30 s pace
+
+
 def play_out(white: RandomPlayer, black: RandomPlayer, plies: int) -> list[str]:
     board = chess.Board()
     players = {chess.WHITE: white, chess.BLACK: black}
     while not board.is_game_over() and len(board.move_stack) < plies:
-        move = players[board.turn].think(request(board)).move
+        move = players[board.turn].decide(board).move
         assert move is not None
         assert move in board.legal_moves
         board.push(move)
@@ -54,21 +73,21 @@ def test_random_player_leaves_the_board_as_it_found_it() -> None:
     board = chess.Board()
     board.push_uci("e2e4")
     before = (board.fen(), list(board.move_stack))
-    RandomPlayer(1).think(request(board))
-    GreedyPlayer(1).think(request(board))
+    RandomPlayer(1).decide(board)
+    GreedyPlayer(1).decide(board)
     assert (board.fen(), list(board.move_stack)) == before
 
 
 def test_random_player_covers_every_legal_move() -> None:
     board = chess.Board()
-    seen = {RandomPlayer(seed).think(request(board)).move for seed in range(400)}
+    seen = {RandomPlayer(seed).decide(board).move for seed in range(400)}
     assert seen == set(board.legal_moves)
 
 
 def test_unseeded_random_player_varies_its_choice() -> None:
     player = RandomPlayer()
     board = chess.Board()
-    assert len({player.think(request(board)).move for _ in range(100)}) > 1
+    assert len({player.decide(board).move for _ in range(100)}) > 1
 
 
 def test_a_seeded_player_answers_a_position_asked_twice_the_same_way() -> None:
@@ -76,15 +95,15 @@ def test_a_seeded_player_answers_a_position_asked_twice_the_same_way() -> None:
     board = chess.Board()
     board.push_uci("e2e4")
     player = RandomPlayer(5)
-    first = player.think(request(board)).move
-    player.think(request(chess.Board()))
-    assert player.think(request(board)).move == first
+    first = player.decide(board).move
+    player.decide(chess.Board())
+    assert player.decide(board).move == first
 
 
 def test_greedy_mates_in_one_rather_than_capture() -> None:
     # Rxb1 wins a knight; Ra8 is mate (the king on g8 is boxed in by its own pawns).
     board = chess.Board("6k1/5ppp/8/8/8/8/8/Rn4K1 w - - 0 1")
-    move = GreedyPlayer(1).think(request(board)).move
+    move = GreedyPlayer(1).decide(board).move
     assert move == chess.Move.from_uci("a1a8")
 
 
@@ -92,27 +111,27 @@ def test_greedy_takes_the_most_valuable_piece() -> None:
     # The white knight on d5 can take the pawn on b6 or c7... or the queen on f6.
     board = chess.Board("4k3/2p5/1p3q2/3N4/8/8/8/4K3 w - - 0 1")
     for seed in range(10):
-        assert GreedyPlayer(seed).think(request(board)).move == chess.Move.from_uci("d5f6")
+        assert GreedyPlayer(seed).decide(board).move == chess.Move.from_uci("d5f6")
 
 
 def test_greedy_counts_en_passant_as_a_pawn() -> None:
     board = chess.Board("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1")
-    assert GreedyPlayer(0).think(request(board)).move == chess.Move.from_uci("e5d6")
+    assert GreedyPlayer(0).decide(board).move == chess.Move.from_uci("e5d6")
 
 
 def test_greedy_mates_in_one_when_nothing_can_be_taken() -> None:
     board = chess.Board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1")
     for seed in range(10):
-        assert GreedyPlayer(seed).think(request(board)).move == chess.Move.from_uci("a1a8")
+        assert GreedyPlayer(seed).decide(board).move == chess.Move.from_uci("a1a8")
 
 
 def test_greedy_prefers_a_capture_to_a_mate() -> None:
     board = chess.Board("6k1/5ppp/8/8/8/8/p7/R5K1 w - - 0 1")
-    assert GreedyPlayer(0).think(request(board)).move == chess.Move.from_uci("a1a2")
+    assert GreedyPlayer(0).decide(board).move == chess.Move.from_uci("a1a2")
 
 
 def test_greedy_never_offers_or_resigns() -> None:
-    decision = GreedyPlayer(0).think(request(chess.Board()))
+    decision = GreedyPlayer(0).decide(chess.Board())
     assert not (decision.draw_offer or decision.draw_claim or decision.resign)
     assert decision.analysis is None
 
@@ -125,8 +144,8 @@ def test_players_name_themselves() -> None:
 def test_factory_builds_the_named_player() -> None:
     assert isinstance(make_builtin_player("random", 1), RandomPlayer)
     assert isinstance(make_builtin_player("greedy", 1), GreedyPlayer)
-    assert make_builtin_player("greedy", 5).think(request(chess.Board())).move == (
-        GreedyPlayer(5).think(request(chess.Board())).move
+    assert make_builtin_player("greedy", 5).decide(chess.Board()).move == (
+        GreedyPlayer(5).decide(chess.Board()).move
     )
 
 

@@ -1,25 +1,35 @@
 """UCI and XBoard engines as a :class:`~serialref.client.players.Player`, through ``chess.engine``.
 
-The client's one thread owns an asyncio event loop and drives python-chess's async
-engine API on it with ``run_until_complete``. ``SimpleEngine`` would run that loop on a
-second thread and hand every call across with a future; measured on the development
-machine, that hand-over cost about 0.17 ms of the 0.8 ms a ``play(nodes=1)`` call takes
-(0.65 ms on the client's own loop, 0.21 ms for the bare pipe exchange), and it is one
-thread fewer to shut down. Nothing else in the client uses asyncio, so the two models
-do not mix: the loop only runs while the player waits for its engine.
+The engine is driven with python-chess's async API on the client's own event loop, so
+the client keeps reading its port while the engine searches, and pays no thread
+hand-over per call (``SimpleEngine`` runs a second loop on a thread of its own).
 
-Faults are split in two, as :meth:`EnginePlayer.think` and :meth:`EnginePlayer.restart`:
-a crash, a hang (no move within the search limit plus :attr:`EngineSettings.hang_margin`)
-or an engine protocol error makes ``think`` kill the process and raise
-:class:`~serialref.errors.EngineError`; the session then calls ``restart``, which starts
-a fresh process (and the session signs on again, so the referee restores the game), or
-raises ``EngineError`` itself when the engine cannot be started or keeps failing.
+**Clocks.** The engine always gets the real clocks (remaining time, increment, moves
+to go), also when ``--depth``, ``--nodes`` or ``--movetime`` limit its search: python-chess
+sends both, and an engine that ignores the limit (GNU Chess 6 ignores ``sd``) still
+manages its time. On top of that the player keeps its own emergency deadline, the
+request's ``deadline``: if the engine has not answered by then, it is told to stop
+(``stop`` / ``?``) and its answer is played; if even that does not come within
+:data:`STOP_GRACE`, the first move of its latest principal variation is played (or,
+with none, the built-in greedy player's choice), and the engine is killed and started
+again before its next move. A move is always sent before the flag falls.
 
-GNU Chess 6 (Debian's ``gnuchess --xboard``) needs three allowances, all confined to
-:class:`_CompatibleXBoardProtocol`: it announces moves in the pre-``move`` CECP forms
-(``1. ... e2e4`` and ``My move is : e2e4``), its start-up only advances while input
-keeps arriving, and after resigning it can still announce the move its search found,
-which must not be taken for its first move of the next game.
+**Cancellation.** When the referee no longer wants the answer, :meth:`EnginePlayer.think`
+is cancelled: the search is told to stop and its answer is awaited in the background
+(:data:`SETTLE_TIMEOUT`, after which the engine is killed). The next search waits for
+that, so the engine never receives a position while it is still searching another, but
+for :data:`STOP_PATIENCE` at most: an engine that has not ended its search by then is
+killed and started again. A restart that is not done by the deadline leaves the move
+to the fallback too.
+
+**Faults.** A crash, a hang in an untimed game (no move within the search limit plus
+:attr:`EngineSettings.hang_margin`) or an engine protocol error kills the process and
+raises :class:`~serialref.errors.EngineError`; the client then calls
+:meth:`EnginePlayer.restart`, which starts a fresh process, or raises ``EngineError``
+itself when the engine cannot be started or keeps failing.
+
+**Refused commands.** An engine that refuses a command it was sent gets one WARNING
+per command naming the option that therefore has no effect (``--depth`` for ``sd``).
 """
 
 from __future__ import annotations
@@ -27,29 +37,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import enum
 import logging
-import math
-import re
 import shlex
-from collections.abc import Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+import time
 from pathlib import Path
-from typing import Any, TypeVar
 
 import chess
 import chess.engine
 
-from serialref.client.players import Analysis, Decision, ThinkingBudget, ThinkRequest
-from serialref.errors import ConfigError, EngineError
+from serialref.client.options import EngineSettings
+from serialref.client.players import Decision, GreedyPlayer, ThinkingBudget, ThinkRequest
+from serialref.client.protocols import QuietNotices, XBoardEngine
+from serialref.client.scoring import ScorePolicy
+from serialref.client.startup import (
+    EngineDialect,
+    EngineProtocol,
+    OpenEngine,
+    find_program,
+    kill_engine,
+    open_engine,
+)
+from serialref.errors import ConfigError, EngineError, escape
 
 __all__ = [
+    "SETTLE_TIMEOUT",
+    "STOP_GRACE",
     "UNTIMED_MOVETIME",
     "EnginePlayer",
-    "EngineProtocol",
-    "EngineSettings",
-    "parse_engine_options",
-    "spec_centipawns",
 ]
 
 LOGGER = logging.getLogger(__name__)
@@ -57,150 +71,57 @@ LOGGER = logging.getLogger(__name__)
 UNTIMED_MOVETIME = 1.0
 """Seconds per move for an untimed game when no ``--nodes/--depth/--movetime`` is given."""
 
-MATE_SCORE = 32767
-"""Spec 6.7: mate values count plies down from here."""
+STOP_GRACE = 0.05
+"""Seconds an engine told to stop at the deadline has to answer before the client moves."""
 
-_MATE_POLICY_SCORE = 100_000
-"""Centipawns a mate counts as for the draw and resign policies (beyond any real score)."""
+SETTLE_TIMEOUT = 2.0
+"""Seconds an abandoned search has to end after ``stop`` before its engine is killed."""
 
-_CE_LIMIT = 31_999
-"""Largest centipawn ``ce`` that cannot be read as a mate (spec 6.7: above 32000 is mate)."""
+STOP_PATIENCE = 0.25
+"""Seconds the next search waits for an abandoned one to end before killing its engine."""
 
-_XBOARD_NUDGE_INTERVAL = 0.05
-"""Seconds between the ``xboard`` lines that wake a stalled XBoard engine at start-up."""
+_INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
+"""What python-chess parses of each ``info`` line; the variation is read once, at the end."""
 
-_REAP_TIMEOUT = 5.0
-"""Seconds to wait for a killed engine process to be reaped."""
+PV_PLIES = 8
+"""Plies of the engine's principal variation passed on in the reply's ``pv``.
 
-_FEATURES_DONE = re.compile(r"^\s*feature\b.*\bdone=1\b")
+Each is turned into SAN (a legal move generation) while the engine's clock runs, and
+a long variation's tail says little; eight plies keep the comment useful and cheap.
+"""
 
-_LEGACY_MOVE = re.compile(r"^\s*My move is\s*:\s*(\S+)\s*$")
-_LEGACY_MOVE_NUMBER = re.compile(r"^\s*\d+\s*\.\s*\.\.\.\s*\S+\s*$")
-_MOVE_ANNOUNCEMENT = re.compile(r"^\s*move\s+(\S+)")
-_GAME_OVER = re.compile(r"^\s*(?:resign\s*$|(?:1-0|0-1|1/2-1/2)(?:\s|$))")
-"""The lines after which python-chess ends a search without a move (it pings and stops)."""
-
-_INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE | chess.engine.INFO_PV
-
-T = TypeVar("T")
-
-
-class EngineProtocol(enum.Enum):
-    """The two engine protocols python-chess speaks."""
-
-    UCI = "uci"
-    XBOARD = "xboard"
-
-
-@dataclass(frozen=True, slots=True)
-class EngineSettings:
-    """How to run one engine and how it plays; the ``serialref client`` options.
-
-    ``nodes``, ``depth`` and ``movetime`` (seconds) replace the clock as the search
-    limit; at most one may be set. The score policies are in centipawns from the
-    engine's point of view; only their magnitude counts, so ``--resign-below 600`` and
-    ``--resign-below -600`` mean the same. ``max_restarts`` bounds the restarts in a row
-    that produce no move, so an engine that dies on every position ends in a fault
-    rather than a loop.
-    """
-
-    command: tuple[str, ...]
-    protocol: EngineProtocol = EngineProtocol.UCI
-    options: Mapping[str, str] = field(default_factory=dict)
-    nodes: int | None = None
-    depth: int | None = None
-    movetime: float | None = None
-    draw_offer_below: int | None = None
-    draw_accept_below: int | None = None
-    resign_below: int | None = None
-    resign_moves: int = 3
-    hang_margin: float = 10.0
-    start_timeout: float = 10.0
-    max_restarts: int = 3
-
-    def __post_init__(self) -> None:
-        if not self.command:
-            raise ConfigError("engine", "an engine command is required")
-        limits = [
-            name for name in ("nodes", "depth", "movetime") if getattr(self, name) is not None
-        ]
-        if len(limits) > 1:
-            raise ConfigError(limits[1], f"cannot be combined with {limits[0]}")
-        for name in ("nodes", "depth", "movetime", "resign_moves"):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ConfigError(name, f"must be positive, not {value!r}")
-        if self.hang_margin < 0 or self.start_timeout <= 0:
-            raise ConfigError("hang_margin", "timeouts must be positive")
-
-    @classmethod
-    def from_command_line(cls, command: str, **settings: Any) -> EngineSettings:
-        """Settings for a command given as one shell-quoted string (``"gnuchess --xboard"``)."""
-        try:
-            words = tuple(shlex.split(command))
-        except ValueError as exc:
-            raise ConfigError("engine", f"cannot split {command!r}: {exc}") from exc
-        return cls(command=words, **settings)
-
-    def fixed_limit(self) -> chess.engine.Limit | None:
-        """The search limit that overrides the clock, if one was given."""
-        if self.nodes is None and self.depth is None and self.movetime is None:
-            return None
-        return chess.engine.Limit(nodes=self.nodes, depth=self.depth, time=self.movetime)
-
-
-def parse_engine_options(pairs: Sequence[str]) -> dict[str, str]:
-    """``NAME=VALUE`` strings (``--option``) as a mapping; python-chess checks the values."""
-    options: dict[str, str] = {}
-    for pair in pairs:
-        name, sign, value = pair.partition("=")
-        if not sign or not name.strip():
-            raise ConfigError("option", f"expected NAME=VALUE, not {pair!r}")
-        options[name.strip()] = value
-    return options
-
-
-def spec_centipawns(score: chess.engine.Score) -> int:
-    """A score from the mover's point of view as spec 6.7's ``ce``.
-
-    A mate in N moves is 2N-1 plies away (``32767 - (2N - 1)``); being mated in N is 2N
-    plies away (``-32767 + 2N``). Centipawn scores are kept clear of those bands (beyond
-    +-32000), and absurdly long mates are kept inside them.
-    """
-    mate = score.mate()
-    if mate is not None:
-        # Beyond 383 moves the arithmetic would leave the mate band; clamp inside it.
-        if mate > 0:
-            return max(_CE_LIMIT + 2, MATE_SCORE - (2 * mate - 1))
-        return min(-_CE_LIMIT - 2, -MATE_SCORE + 2 * -mate)
-    centipawns = score.score()
-    assert centipawns is not None  # not a mate, so a centipawn score
-    return max(-_CE_LIMIT, min(_CE_LIMIT, centipawns))
+_REFUSED_OPTIONS = {
+    "sd": "--depth has no effect on it; it plays on the clock",
+    "st": "--movetime has no effect on it; it plays on the clock",
+    "nps": "--nodes has no effect on it; it plays on the clock",
+    "level": "it is not told the time control",
+    "time": "it is not told its clock",
+    "otim": "it is not told the opponent's clock",
+    "draw": "it is not told of draw offers",
+    "setoption": "an --option has no effect on it",
+}
+"""What stops working when an engine refuses one of the commands the client sends."""
 
 
 class EnginePlayer:
-    """A UCI or XBoard engine behind ``serialref client``.
-
-    The engine starts in the constructor, so a missing program fails before any port
-    is opened and the engine's own name is known for the sign-on.
-    """
+    """A UCI or XBoard engine behind ``serialref client``; :meth:`start` runs it."""
 
     def __init__(self, settings: EngineSettings) -> None:
         self._settings = settings
         self._fixed_limit = settings.fixed_limit()
-        self._loop = asyncio.new_event_loop()
-        self._transport: asyncio.SubprocessTransport | None = None
-        self._engine: chess.engine.Protocol | None = None
+        self._name = Path(settings.command[0]).name
+        self._command: tuple[str, ...] = settings.command
+        self._protocol = settings.protocol
+        self._running: OpenEngine | None = None
+        self._settling: asyncio.Task[None] | None = None
+        self._reviving: asyncio.Task[None] | None = None
+        self._refused: set[str] = set()
+        self._quiet = QuietNotices()
+        self._game: object = object()
         self._clock_id: object = object()
         self._moves_to_go: int | None = None
-        self._losing_streak = 0
+        self._policy = ScorePolicy(settings)
         self._failures = 0
-        try:
-            self._start()
-        except BaseException:
-            self._loop.close()
-            raise
-        self._name = self._engine_name()
 
     @property
     def name(self) -> str:
@@ -208,56 +129,59 @@ class EnginePlayer:
         return self._name
 
     @property
+    def protocol(self) -> EngineProtocol | None:
+        """The protocol the engine speaks, once known."""
+        return self._protocol
+
+    @property
     def pid(self) -> int | None:
         """The engine process's id, ``None`` while no engine runs."""
-        return None if self._transport is None else self._transport.get_pid()
+        return None if self._running is None else self._running.transport.get_pid()
 
-    def new_game(self, tags: Mapping[str, str]) -> None:
-        """Start a new clock model; the engine itself starts its game on the first move.
+    async def start(self) -> None:
+        """Find the program, start it, learn its protocol and name, set its options."""
+        logging.getLogger("chess.engine").addFilter(self._quiet)
+        self._command = (find_program(self._settings.command[0]), *self._settings.command[1:])
+        await self._open()
+        engine = self._engine()
+        self._name = engine.id.get("name") or self._name
 
-        python-chess sends ``ucinewgame``/``new`` when the request's ``game`` changes. An
-        XBoard engine is told the control once per period (``level``, from the first
-        clock limit of the game, which the ``TimeControl`` tag determines) and only its
-        remaining time (``time``/``otim``) on later moves.
-        """
-        LOGGER.info("%s: new game, TimeControl %s", self.name, tags.get("TimeControl", "not given"))
-        self._clock_id = object()
-        self._moves_to_go = None
-        self._losing_streak = 0
-
-    def think(self, request: ThinkRequest) -> Decision:
+    async def think(self, request: ThinkRequest) -> Decision:
         """Let the engine move; raise :class:`EngineError` (after killing it) if it fails."""
-        engine = self._running_engine()
-        board = request.board
+        await self._settled()
+        if self._running is None and not await self._revived(request.deadline):
+            return self._greedy(request, "its engine is still starting")
+        engine = self._engine()
+        if request.game is not self._game:
+            self._new_game(request.game)
         limit = self._limit(request.budget)
-        timeout = self._answer_timeout(limit, request.budget)
-        LOGGER.debug("%s: thinking with %s (watchdog %s s)", self.name, limit, timeout)
-        try:
-            result = self._run(
-                engine.play(
-                    board,
-                    limit,
-                    game=request.game,
-                    info=_INFO,
-                    draw_offered=request.draw_offered,
-                ),
-                timeout,
+        LOGGER.debug("%s: thinking with %s, deadline %s", self.name, limit, request.deadline)
+        engine.begin_search()
+        search = asyncio.ensure_future(
+            engine.play(
+                request.board,
+                limit,
+                game=request.game,
+                info=_INFO,
+                draw_offered=request.draw_offered,
             )
-        except TimeoutError:
-            self._stop_engine()
-            raise EngineError(f"{self.name} gave no move within {timeout:.1f} s") from None
-        except chess.engine.EngineTerminatedError as exc:
-            self._stop_engine()
-            raise EngineError(f"{self.name} stopped: {exc}") from exc
-        except chess.engine.EngineError as exc:
-            self._stop_engine()
-            raise EngineError(f"{self.name} failed: {exc}") from exc
+        )
+        search.add_done_callback(_consume)
+        try:
+            outcome = await self._outcome(engine, search, request, limit)
+        except asyncio.CancelledError:
+            self._settle(search)
+            raise
+        if isinstance(outcome, Decision):
+            return outcome
         self._failures = 0
-        return self._decide(request, result)
+        variation = engine.variation(request.board, limit=PV_PLIES)
+        xboard = self._protocol is EngineProtocol.XBOARD
+        return self._policy.decide(self.name, request, outcome, variation, xboard=xboard)
 
-    def restart(self) -> None:
+    async def restart(self) -> None:
         """Start a fresh engine process after a failure, or raise :class:`EngineError`."""
-        self._stop_engine()
+        await self._stop_engine()
         self._failures += 1
         if self._failures > self._settings.max_restarts:
             raise EngineError(
@@ -265,117 +189,260 @@ class EnginePlayer:
             )
         LOGGER.warning("%s: restarting the engine (attempt %d)", self.name, self._failures)
         try:
-            self._start()
+            await self._open()
         except ConfigError as exc:
             raise EngineError(f"cannot configure {self.name} again: {exc}") from exc
         self._clock_id = object()
 
-    def close(self) -> None:
-        """Ask the engine to quit (killing it if it does not), then close the event loop."""
-        if self._loop.is_closed():
-            return
-        try:
-            self._stop_engine(politely=True)
-        finally:
-            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
-            self._loop.close()
+    async def close(self) -> None:
+        """Ask the engine to quit (killing it if it does not)."""
+        for task in (self._settling, self._reviving):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, EngineError):
+                    await task
+        await self._stop_engine(politely=True)
+        logging.getLogger("chess.engine").removeFilter(self._quiet)
 
-    # -- engine process -----------------------------------------------------------------
+    # -- the engine process ---------------------------------------------------------
 
-    def _start(self) -> None:
+    async def _open(self) -> None:
         settings = self._settings
-        command = list(settings.command)
+        protocols = [self._protocol] if self._protocol else list(EngineProtocol)
+        program = self._command[0]
         try:
-            transport, engine = self._spawn(command)
+            opened = await open_engine(
+                self._command,
+                protocols,
+                patience=settings.start_timeout,
+                attempts=settings.max_restarts + 1,
+            )
         except FileNotFoundError:
-            raise EngineError(f"engine program not found: {command[0]!r}") from None
+            raise EngineError(f"engine program not found: {program!r}") from None
         except PermissionError:
-            raise EngineError(f"engine program not executable: {command[0]!r}") from None
-        except TimeoutError:  # before OSError, of which it is a subclass
-            raise EngineError(
-                f"{command[0]!r} did not finish its {settings.protocol.value} handshake "
-                f"within {settings.start_timeout:g} s, {settings.max_restarts + 1} times"
-            ) from None
+            raise EngineError(f"engine program not executable: {program!r}") from None
         except OSError as exc:
-            raise EngineError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
-        except chess.engine.EngineError as exc:
-            raise EngineError(
-                f"{command[0]!r} is not a working {settings.protocol.value} engine: {exc}"
-            ) from exc
-        self._transport, self._engine = transport, engine
-        LOGGER.info("engine %s started: pid %s", shlex.join(command), transport.get_pid())
-        if settings.options:
-            try:
-                self._run(engine.configure(dict(settings.options)), settings.start_timeout)
-            except (chess.engine.EngineError, TimeoutError) as exc:
-                self._stop_engine()
-                raise ConfigError("option", str(exc) or "the engine did not answer") from exc
-
-    def _spawn(
-        self, command: list[str]
-    ) -> tuple[asyncio.SubprocessTransport, chess.engine.Protocol]:
-        """Start the engine; a handshake that hangs is tried again, ``max_restarts`` times.
-
-        GNU Chess 6 now and then never finishes its start-up (see
-        :class:`_CompatibleXBoardProtocol`); a fresh process almost always does.
-        """
-        settings = self._settings
-        for attempt in range(settings.max_restarts):
-            try:
-                return self._run(_popen(settings.protocol, command), settings.start_timeout)
-            except TimeoutError:
-                LOGGER.warning(
-                    "%s: no %s handshake within %g s; starting it again (attempt %d)",
-                    command[0],
-                    settings.protocol.value,
-                    settings.start_timeout,
-                    attempt + 1,
+            raise EngineError(f"cannot start {program!r}: {exc.strerror or exc}") from exc
+        self._running, self._protocol = opened, opened.protocol
+        opened.engine.on_refusal = self._refusal
+        LOGGER.info(
+            "engine %s started (%s): pid %s",
+            shlex.join(self._command),
+            opened.protocol.value,
+            opened.transport.get_pid(),
+        )
+        try:
+            self._check_limits(opened)
+            if settings.options:
+                await asyncio.wait_for(
+                    opened.engine.configure(dict(settings.options)), settings.start_timeout
                 )
-        return self._run(_popen(settings.protocol, command), settings.start_timeout)
+            opened.engine.settle_options()
+        except (chess.engine.EngineError, TimeoutError) as exc:
+            await self._stop_engine()
+            raise ConfigError("option", str(exc) or "the engine did not answer") from exc
+        except ConfigError:
+            await self._stop_engine()
+            raise
 
-    def _stop_engine(self, *, politely: bool = False) -> None:
-        """End the engine process and wait until it is reaped (no zombie, no stray thread)."""
-        transport, engine = self._transport, self._engine
-        self._transport = self._engine = None
-        if transport is None or engine is None:
+    def _check_limits(self, opened: OpenEngine) -> None:
+        """Refuse a node limit an XBoard engine has not declared it can keep."""
+        engine = opened.engine
+        if (
+            self._settings.nodes is not None
+            and isinstance(engine, XBoardEngine)
+            and not engine.features.get("nps")
+        ):
+            name = engine.id.get("name") or self.name
+            raise ConfigError(
+                "nodes",
+                f"{name} does not take node limits (its XBoard features have no nps=1); "
+                "use --depth or --movetime",
+            )
+
+    def _engine(self) -> EngineDialect:
+        if self._running is None:
+            raise EngineError(f"{self.name} is not running")
+        return self._running.engine
+
+    async def _stop_engine(self, *, politely: bool = False) -> None:
+        """End the engine process and wait until it is reaped (no zombie, no stray task)."""
+        running, self._running = self._running, None
+        if running is None:
             return
+        engine = running.engine
         if politely and not engine.returncode.done():
             try:
-                self._run(engine.quit(), 2.0)
+                await asyncio.wait_for(engine.quit(), 2.0)
             except (chess.engine.EngineError, TimeoutError) as exc:
                 LOGGER.warning("%s did not quit (%s): killing it", self.name, exc)
-        if not engine.returncode.done():
-            LOGGER.info("killing engine pid %s", transport.get_pid())
-            with contextlib.suppress(ProcessLookupError):
-                transport.kill()
-            try:
-                self._run(asyncio.shield(engine.returncode), _REAP_TIMEOUT)
-            except TimeoutError:
-                LOGGER.error("engine pid %s did not end after SIGKILL", transport.get_pid())
-        transport.close()
+        await kill_engine(running.transport, engine)
 
-    def _running_engine(self) -> chess.engine.Protocol:
-        if self._engine is None:
-            raise EngineError(f"{self.name} is not running")
-        return self._engine
+    def _refusal(self, command: str, line: str) -> None:
+        if command in self._refused:
+            return
+        self._refused.add(command)
+        consequence = _REFUSED_OPTIONS.get(command, "the client goes on without it")
+        LOGGER.warning(
+            "%s refuses %r (%s): %s", self.name, command, escape(line.strip()), consequence
+        )
 
-    def _engine_name(self) -> str:
-        engine = self._running_engine()
-        return engine.id.get("name") or Path(self._settings.command[0]).name
+    # -- searching ------------------------------------------------------------------
 
-    def _run(
-        self, coroutine: Coroutine[Any, Any, T] | asyncio.Future[T], timeout: float | None
-    ) -> T:
-        return self._loop.run_until_complete(asyncio.wait_for(coroutine, timeout))
+    async def _outcome(
+        self,
+        engine: EngineDialect,
+        search: asyncio.Future[chess.engine.PlayResult],
+        request: ThinkRequest,
+        limit: chess.engine.Limit,
+    ) -> chess.engine.PlayResult | Decision:
+        """The search's result, stopped at the deadline; errors become :class:`EngineError`.
 
-    # -- thinking -----------------------------------------------------------------------
+        A :class:`Decision` instead when the engine did not answer in time.
+        """
+        patience = self._patience(request, limit)
+        loop = asyncio.get_running_loop()
+        # One future the search, the deadline or the watchdog completes: cheaper on
+        # every move than asyncio.wait, which builds its waiter for each call.
+        ended: asyncio.Future[None] = loop.create_future()
+        search.add_done_callback(lambda _: _complete(ended))
+        timers = []
+        if request.deadline is not None:
+            stop_at = loop.time() + request.deadline - time.monotonic()
+            timers.append(loop.call_at(stop_at, self._move_now, engine))
+            timers.append(loop.call_at(stop_at + STOP_GRACE, _complete, ended))
+        elif patience is not None:
+            timers.append(loop.call_later(patience, _complete, ended))
+        try:
+            await ended
+        finally:
+            for timer in timers:
+                timer.cancel()
+        if not search.done() and request.deadline is not None:
+            return await self._fallback(engine, search, request)
+        if not search.done():
+            await self._stop_engine()
+            raise EngineError(f"{self.name} gave no move within {patience:.1f} s")
+        try:
+            return search.result()
+        except chess.engine.EngineTerminatedError as exc:
+            await self._stop_engine()
+            raise EngineError(f"{self.name} stopped: {exc}") from exc
+        except chess.engine.EngineError as exc:
+            await self._stop_engine()
+            raise EngineError(f"{self.name} failed: {exc}") from exc
+
+    def _move_now(self, engine: EngineDialect) -> None:
+        LOGGER.warning("%s: its clock is nearly out: telling it to move now", self.name)
+        engine.stop_search()
+
+    async def _fallback(
+        self,
+        engine: EngineDialect,
+        search: asyncio.Future[chess.engine.PlayResult],
+        request: ThinkRequest,
+    ) -> Decision:
+        """The best move known without the engine's answer; the engine is left to settle."""
+        self._settle(search)
+        move = engine.best_move()
+        if move is None:
+            return self._greedy(request, f"it did not answer 'stop' within {STOP_GRACE:g} s")
+        LOGGER.warning(
+            "%s did not answer 'stop' within %g s: playing %s, its best move so far",
+            self.name,
+            STOP_GRACE,
+            request.board.san(move),
+        )
+        return Decision(move)
+
+    def _patience(self, request: ThinkRequest, limit: chess.engine.Limit) -> float | None:
+        """Seconds after which an untimed search counts as hung: its time plus the margin."""
+        if request.deadline is not None or limit.time is None:
+            return None
+        return limit.time + self._settings.hang_margin
+
+    def _settle(self, search: asyncio.Future[chess.engine.PlayResult]) -> None:
+        """Stop an unwanted search and let it end in the background (or kill its engine)."""
+        if search.done() or self._running is None:
+            return
+        self._running.engine.stop_search()
+        self._settling = asyncio.get_running_loop().create_task(self._wait_out(search))
+
+    async def _wait_out(self, search: asyncio.Future[chess.engine.PlayResult]) -> None:
+        await asyncio.wait({search}, timeout=SETTLE_TIMEOUT)
+        if not search.done():
+            LOGGER.warning(
+                "%s did not end its search within %g s of being told to stop: killing it",
+                self.name,
+                SETTLE_TIMEOUT,
+            )
+            await self._stop_engine()
+
+    async def _settled(self) -> None:
+        """Wait for an abandoned search to end, :data:`STOP_PATIENCE` at most, else kill."""
+        settling = self._settling
+        if settling is None:
+            return
+        await asyncio.wait({settling}, timeout=STOP_PATIENCE)
+        self._settling = None
+        if not settling.done():
+            settling.cancel()
+            LOGGER.warning(
+                "%s did not end its search within %g s of being told to stop: killing it",
+                self.name,
+                STOP_PATIENCE,
+            )
+            await self._stop_engine()
+
+    async def _revived(self, deadline: float | None) -> bool:
+        """Start the engine again after it was killed; False if it is not ready in time.
+
+        The restart goes on in the background when the deadline comes first, and the
+        next search waits for it. A restart that fails raises :class:`EngineError`.
+        """
+        if self._reviving is None:
+            LOGGER.warning("%s: starting the engine again", self.name)
+            self._reviving = asyncio.get_running_loop().create_task(self.restart())
+        reviving = self._reviving
+        room = None if deadline is None else max(0.0, deadline - STOP_GRACE - time.monotonic())
+        await asyncio.wait({reviving}, timeout=room)
+        if not reviving.done():
+            return False
+        self._reviving = None
+        reviving.result()
+        return True
+
+    def _greedy(self, request: ThinkRequest, reason: str) -> Decision:
+        """The built-in greedy player's move, when the engine cannot give one in time."""
+        decision = GreedyPlayer().decide(request.board)
+        move = decision.move
+        LOGGER.warning(
+            "%s: %s: playing %s, a one-ply choice",
+            self.name,
+            reason,
+            "nothing" if move is None else request.board.san(move),
+        )
+        return decision
+
+    def _new_game(self, game: object) -> None:
+        """A new clock model: XBoard engines get ``level`` again, policies start over."""
+        self._game = game
+        self._clock_id = object()
+        self._moves_to_go = None
+        self._policy.new_game()
 
     def _limit(self, budget: ThinkingBudget) -> chess.engine.Limit:
-        if self._fixed_limit is not None:
-            return self._fixed_limit
-        limit = budget.limit()
-        if limit is None:
-            return chess.engine.Limit(time=UNTIMED_MOVETIME)
+        """The clocks, with the fixed limit on top; a fixed time alone when untimed.
+
+        An XBoard engine is told the control once per period (``level``, from the first
+        clock limit of the period) and only its remaining time on later moves; python-chess
+        cannot give an XBoard engine a node limit and a clock at once, so there the node
+        limit goes alone and the deadline guards the clock.
+        """
+        fixed = self._fixed_limit
+        clock = budget.limit()
+        if clock is None:
+            return fixed or chess.engine.Limit(time=UNTIMED_MOVETIME)
         if (
             budget.moves_to_go is not None
             and self._moves_to_go is not None
@@ -383,169 +450,20 @@ class EnginePlayer:
         ):
             self._clock_id = object()  # a new period: XBoard engines get a new ``level``
         self._moves_to_go = budget.moves_to_go
-        return dataclasses.replace(limit, clock_id=self._clock_id)
-
-    def _answer_timeout(self, limit: chess.engine.Limit, budget: ThinkingBudget) -> float | None:
-        """The search's own time bound plus the margin; ``None`` if nothing bounds it."""
-        bounds = [limit.time] if limit.time is not None else []
-        if budget.timed:
-            bounds.append(max(0.0, budget.remaining[0 if budget.turn else 1]))
-        finite = [bound for bound in bounds if math.isfinite(bound)]
-        return min(finite) + self._settings.hang_margin if finite else None
-
-    def _decide(self, request: ThinkRequest, result: chess.engine.PlayResult) -> Decision:
-        board = request.board
-        move = result.move
-        analysis = _analysis(board.turn, move, result.info)
-        score = _policy_score(board.turn, result.info)
-        if result.resigned:
-            LOGGER.info("%s resigns", self.name)
-            return Decision(None, resign=True, analysis=analysis)
-        if request.draw_offered and self._accepts_draw(result, score):
-            LOGGER.info("%s accepts the draw offer (score %s)", self.name, score)
-            return Decision(None, draw_accept=True, analysis=analysis)
-        if self._resigns(score):
-            LOGGER.info("%s resigns by the score policy (score %s)", self.name, score)
-            return Decision(None, resign=True, analysis=analysis)
-        offer = (result.draw_offered and not request.draw_offered) or _within(
-            score, self._settings.draw_offer_below
-        )
-        return Decision(move, draw_offer=offer, analysis=analysis)
-
-    def _accepts_draw(self, result: chess.engine.PlayResult, score: int | None) -> bool:
-        """XBoard engines answer ``draw`` with ``offer draw``; UCI ones go by the score."""
-        if self._settings.protocol is EngineProtocol.XBOARD:
-            return result.draw_offered
-        return _within(score, self._settings.draw_accept_below)
-
-    def _resigns(self, score: int | None) -> bool:
-        threshold = self._settings.resign_below
-        if threshold is None or score is None:
-            return False
-        self._losing_streak = self._losing_streak + 1 if score <= -abs(threshold) else 0
-        return self._losing_streak >= self._settings.resign_moves
+        clock = dataclasses.replace(clock, clock_id=self._clock_id)
+        if fixed is None:
+            return clock
+        if fixed.nodes is not None and self._protocol is EngineProtocol.XBOARD:
+            return fixed
+        return dataclasses.replace(clock, nodes=fixed.nodes, depth=fixed.depth, time=fixed.time)
 
 
-def _within(score: int | None, threshold: int | None) -> bool:
-    return threshold is not None and score is not None and abs(score) < abs(threshold)
+def _complete(ended: asyncio.Future[None]) -> None:
+    if not ended.done():
+        ended.set_result(None)
 
 
-def _policy_score(turn: chess.Color, info: chess.engine.InfoDict) -> int | None:
-    score = info.get("score")
-    return None if score is None else score.pov(turn).score(mate_score=_MATE_POLICY_SCORE)
-
-
-def _analysis(turn: chess.Color, move: chess.Move | None, info: chess.engine.InfoDict) -> Analysis:
-    """``ce``, ``pv``, ``acn`` and ``acs`` from python-chess's last ``info`` of the search."""
-    score = info.get("score")
-    pv = tuple(info.get("pv", ()))
-    if move is not None and pv[:1] != (move,):
-        pv = (move,)
-    elapsed = info.get("time")
-    return Analysis(
-        centipawns=None if score is None else spec_centipawns(score.pov(turn)),
-        pv=pv if move is not None else (),
-        nodes=info.get("nodes"),
-        seconds=None if elapsed is None else int(elapsed),
-    )
-
-
-async def _popen(
-    protocol: EngineProtocol, command: list[str]
-) -> tuple[asyncio.SubprocessTransport, chess.engine.Protocol]:
-    """Spawn and initialise the engine in its own process group (a Ctrl-C is the client's).
-
-    An engine that fails its handshake, or is still in it when the start-up timeout
-    cancels this, is killed and reaped before the error goes on, so no zombie is left.
-    """
-    engine_class: type[chess.engine.Protocol] = (
-        chess.engine.UciProtocol if protocol is EngineProtocol.UCI else _CompatibleXBoardProtocol
-    )
-    transport, engine = await engine_class.popen(command, setpgrp=True)
-    try:
-        await engine.initialize()
-    except BaseException:
-        transport.close()
-        await asyncio.wait([engine.returncode], timeout=_REAP_TIMEOUT)
-        raise
-    return transport, engine
-
-
-class _CompatibleXBoardProtocol(chess.engine.XBoardProtocol):
-    """python-chess's XBoard protocol, plus what older engines such as GNU Chess 6 need.
-
-    GNU Chess 6's start-up stalls until input arrives, one step per input line, for
-    anything from a fraction of a second to several (its input thread holds a stdio
-    lock the engine thread needs). python-chess gives the feature exchange 2 s. So the
-    handshake is warmed up first: ``xboard`` and ``protover 2``, then one more
-    ``xboard`` (a no-op for every engine) every 50 ms until the features are complete,
-    before python-chess's own handshake runs. A prompt engine answers before the
-    first repetition and merely does the feature exchange twice.
-
-    CECP still accepts the move announcements from before ``move`` existed; python-chess
-    reads only ``move``. The numbered echo (``1. ... e2e4``) repeats the announcement and
-    is dropped.
-
-    GNU Chess answers ``ping`` from its input thread at once, while its search thread
-    may still announce the move it found. After ``resign`` (or a result such as
-    ``0-1 {White resigns}``) python-chess ends the search on the pong, so that move
-    arrives late: since the event loop only runs while a player thinks, it is read by
-    the next game's search, where python-chess would take it for the answer and fail
-    on it ("no matching legal move"), costing an engine restart and a game restore.
-    A move cannot be told stale by timing or by position in the stream, so the rule is
-    by legality: once a game-over line was seen, the first move announcement that is
-    illegal in the protocol's current board (the position being searched) is dropped.
-    A legal announcement is passed on, so an engine that prints no stale move keeps its
-    first move. Either way the allowance ends there: a search yields at most one move,
-    so a second illegal move is the engine's own fault and fails as usual. A stale move
-    that happens to be legal in the new position cannot be recognised and is taken.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._warm_up: asyncio.Future[None] | None = None
-        self._stale_move_possible = False
-
-    async def initialize(self) -> None:
-        self._warm_up = self.loop.create_future()
-        self.send_line("xboard")
-        self.send_line("protover 2")
-        nudges = self.loop.create_task(self._nudge())
-        try:
-            await self._warm_up
-            await super().initialize()
-        finally:
-            nudges.cancel()
-
-    async def _nudge(self) -> None:
-        while True:
-            await asyncio.sleep(_XBOARD_NUDGE_INTERVAL)
-            self.send_line("xboard")
-
-    def _line_received(self, line: str) -> None:
-        if self._warm_up is not None and not self._warm_up.done():
-            LOGGER.debug("%s: >> %s (warm-up)", self, line)
-            if _FEATURES_DONE.search(line):
-                self._warm_up.set_result(None)
-            return
-        legacy = _LEGACY_MOVE.match(line)
-        if legacy:
-            line = f"move {legacy.group(1)}"
-        elif _LEGACY_MOVE_NUMBER.match(line):
-            LOGGER.debug("%s: >> %s (numbered move echo, ignored)", self, line)
-            return
-        if _GAME_OVER.match(line):
-            self._stale_move_possible = True
-        elif self._stale_move_possible and (announced := _MOVE_ANNOUNCEMENT.match(line)):
-            self._stale_move_possible = False
-            if not self._is_legal(announced.group(1)):
-                LOGGER.debug("%s: >> %s (stale move after a game over, ignored)", self, line)
-                return
-        super()._line_received(line)
-
-    def _is_legal(self, announced: str) -> bool:
-        try:
-            self.board.parse_xboard(announced)
-        except ValueError:
-            return False
-        return True
+def _consume(search: asyncio.Future[chess.engine.PlayResult]) -> None:
+    """Fetch an abandoned search's outcome, so asyncio does not report it as never retrieved."""
+    if not search.cancelled():
+        search.exception()

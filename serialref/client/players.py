@@ -11,7 +11,13 @@ plug in as one more :class:`Player` without touching the protocol code:
 - ``request.game`` changes with every ``reset``, so it can be passed as the ``game``
   key of ``chess.engine`` to make the engine start a new game (``ucinewgame``/``new``);
 - ``request.budget.limit()`` is the engine's clock model, computed in one place from
-  the ``TimeControl`` tag and the referee's ``cc`` values.
+  the ``TimeControl`` tag, the referee's ``cc`` values and the client's own timing;
+- ``request.deadline`` is when the answer must be ready for the reply to reach the
+  referee before the flag falls, whatever limit the player was given.
+
+A player is asynchronous: the client keeps reading the port while it thinks, and
+cancels :meth:`Player.think` when the referee no longer wants the answer (a newer
+``respond``, ``conclude``, ``reset``, ``disconnect``).
 
 The built-in players are instant and deterministic for a given seed, so matches,
 tests and the demo replay exactly.
@@ -19,7 +25,7 @@ tests and the demo replay exactly.
 
 from __future__ import annotations
 
-import logging
+import asyncio
 import math
 import random
 import time
@@ -42,7 +48,6 @@ __all__ = [
     "ThinkingBudget",
 ]
 
-LOGGER = logging.getLogger(__name__)
 
 PIECE_VALUES = {
     chess.PAWN: 1,
@@ -152,11 +157,17 @@ def _moves_to_go(control: TimeControl, moves_made: int) -> int | None:
 class ThinkRequest:
     """Everything a player may use to choose its move.
 
-    ``board`` is the session's own copy, with the whole history known to the client
+    ``board`` is the session's own board, with the whole history known to the client
     (after a position the client could not connect to its game, the history starts
-    there, as spec 8.1 says). A player may push and pop on it freely but must leave
-    it as it found it. ``draw_offered`` is the opponent's ``draw_offer`` that came
-    with its last move. ``game`` is a new object for every game the referee starts.
+    there, as spec 8.1 says). It is not copied for each move, which would cost time in
+    proportion to the game's length: a player may push and pop on it but must leave it
+    as it found it, and must not use it after its :meth:`Player.think` has returned or
+    been cancelled (the session moves on with it then). ``draw_offered`` is the
+    opponent's ``draw_offer`` that came with its last move. ``game`` is a new object
+    for every game the referee starts. ``deadline`` is a reading of
+    :func:`time.monotonic`: an answer later than that risks the flag (``None`` when no
+    clock runs). The budget's clocks already leave out the same safety margin, so an
+    engine managing its own time stays inside it.
     """
 
     board: chess.Board
@@ -164,6 +175,7 @@ class ThinkRequest:
     draw_offered: bool = False
     tags: Mapping[str, str] = field(default_factory=dict)
     game: object = None
+    deadline: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,13 +215,15 @@ class Decision:
 class Player(Protocol):
     """A chess-playing program behind ``serialref client``.
 
-    Calls come from one thread, in game order: :meth:`new_game` once per game (after
-    the referee's first ``inform``, before the first :meth:`think`), then any number
-    of :meth:`think`, and :meth:`close` once at the end. A player whose
-    :meth:`new_game` or :meth:`think` fails raises :class:`~serialref.errors.EngineError`;
-    the session then calls :meth:`restart` and signs on again, so the referee restores
-    the game (PROTOCOL.md 6). When :meth:`restart` raises ``EngineError`` too, the
-    player is gone for good and the session reports a ``refreq fault``.
+    The client calls :meth:`start` once before it opens the port (so a missing
+    engine fails at once and its name is known for the sign-on), then any number of
+    :meth:`think`, one at a time, and :meth:`close` once at the end, all on one event
+    loop. A :meth:`think` may be cancelled; the player must then be ready for the next
+    one without delaying it more than it has to. A player whose :meth:`think` fails
+    raises :class:`~serialref.errors.EngineError`; the client then calls
+    :meth:`restart` and signs on again, so the referee restores the game (PROTOCOL.md
+    6). When :meth:`restart` raises ``EngineError`` too, the player is gone for good
+    and the client reports a ``refreq fault``.
     """
 
     @property
@@ -217,19 +231,19 @@ class Player(Protocol):
         """The program name sent in ``tcsi`` at sign-on (used for the PGN tag)."""
         ...
 
-    def new_game(self, tags: Mapping[str, str]) -> None:
-        """A new game starts; ``tags`` are the PGN tags the referee sent so far."""
+    async def start(self) -> None:
+        """Get ready to play; raise ``EngineError`` (or ``ConfigError``) if impossible."""
         ...
 
-    def think(self, request: ThinkRequest) -> Decision:
+    async def think(self, request: ThinkRequest) -> Decision:
         """Choose what to do in ``request.board`` (the side to move is the player's)."""
         ...
 
-    def restart(self) -> None:
+    async def restart(self) -> None:
         """Start afresh after a failure; raise ``EngineError`` if that is impossible."""
         ...
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Release whatever the player holds (an engine process, say)."""
         ...
 
@@ -254,21 +268,27 @@ class RandomPlayer:
         """Program name for the PGN tags."""
         return "serialref random"
 
-    def new_game(self, tags: Mapping[str, str]) -> None:
-        """Nothing to prepare: the player keeps no state between moves."""
-        LOGGER.debug("%s: new game %s", self.name, dict(tags))
+    async def start(self) -> None:
+        """Nothing to start: the player keeps no state between moves."""
 
-    def think(self, request: ThinkRequest) -> Decision:
-        """The player's move, after the configured pace."""
+    async def think(self, request: ThinkRequest) -> Decision:
+        """The player's move, after the configured pace (cut short by the deadline)."""
         if self._pace > 0:
-            time.sleep(self._pace)
-        return self._decide(request.board)
+            pause = self._pace
+            if request.deadline is not None:
+                pause = min(pause, max(0.0, request.deadline - time.monotonic()))
+            await asyncio.sleep(pause)
+        return self.decide(request.board)
 
-    def restart(self) -> None:
+    async def restart(self) -> None:
         """Nothing can have failed: the player holds no state."""
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Nothing to release."""
+
+    def decide(self, board: chess.Board) -> Decision:
+        """The player's choice in ``board``, at once."""
+        return self._decide(board)
 
     def _decide(self, board: chess.Board) -> Decision:
         """Any legal move, chosen uniformly."""

@@ -1,36 +1,48 @@
 """``serialref client``: a player on a serial port, until the referee disconnects.
 
-One thread does everything the session needs: it waits on the port's event queue with
-a timeout equal to the session's next deadline (so an idle client uses no CPU), feeds
-each line to the :class:`~serialref.client.session.PlayerSession`, lets the player
-think, and writes the answer. The port's reader thread only frames lines.
+One asyncio event loop does everything. The port is read on the loop itself when its
+transport has a file descriptor (device paths and ptys: ``loop.add_reader``, so a line
+goes from the port to the session with no thread hand-over); backends that only
+pyserial can read (``socket://``, ``rfc2217://``, ``loop://``) get the link's reader
+thread, whose events come over with ``call_soon_threadsafe``. The player thinks in a
+task on the same loop, so the port is read while an engine searches: a ``conclude``,
+``reset``, ``disconnect`` or newer ``respond`` cancels the search at once, and the
+session drops any answer that no longer belongs to the referee's current request.
+python-chess's engine API is asyncio, so driving it on the client's own loop costs no
+thread hand-over per engine line either (``SimpleEngine`` runs its loop on a second
+thread and pays two thread switches per call). The one blocking call is the drained
+write of a record, which at 9600 baud takes about 0.1 s on a real line: nothing else
+needs the loop meanwhile, since the engine's output waits in its pipe.
+
+The player thinks on one request at a time: a search that was cancelled is wound down
+(the engine told to stop and its late answer awaited) before the next one starts.
 
 When the line goes away (USB unplugged, the far end hung up) the same port is opened
 again with a growing pause (0.2 s doubling to 5 s) until it is back, and the client
 signs on again; the referee answers with its restore (PROTOCOL.md 6: reset, inform, one
 execute per move), which rebuilds the session's game with its history.
 
-The client's own log (``log_path``, else stderr) shows every line in and out with a
-timestamp, escaped, and everything the session had to ignore.
+Logging: the client logs what a person wants at INFO (signed on, each game started
+and ended, engine restarts) and the transcript of every line in and out, timestamped
+and escaped, at DEBUG. With ``log_path`` the whole DEBUG transcript goes to that file
+while the configured level still governs stderr.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import queue
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from types import FrameType
 
-from serialref.client.players import Player
-from serialref.client.session import PlayerSession, SessionOutput
-from serialref.errors import LineLostError, PortOpenError, RecorderError, escape
-from serialref.link import LineReceived, LinkEvent, LinkLost, MalformedLineReceived, PortLink
+from serialref.client.players import Player, ThinkRequest
+from serialref.client.session import SAFETY_MARGIN, PlayerSession, SessionOutput
+from serialref.errors import EngineError, LineLostError, PortOpenError, RecorderError, escape
+from serialref.link import LineReceived, LinkEvent, MalformedLineReceived, PortLink
 from serialref.transport import PortSettings, SerialTransport
 
 __all__ = [
@@ -38,6 +50,7 @@ __all__ = [
     "EXIT_STOPPED",
     "REOPEN_FIRST_PAUSE",
     "REOPEN_MAX_PAUSE",
+    "REPLY_BYTES",
     "run_client",
 ]
 
@@ -59,9 +72,15 @@ REOPEN_FIRST_PAUSE = 0.2
 REOPEN_MAX_PAUSE = 5.0
 """The pause between reopen attempts doubles up to this many seconds."""
 
+REPLY_BYTES = 256
+"""A long ``reply`` (position, analysis, a principal variation) with its line end."""
+
+_SHUTDOWN_GRACE = 5.0
+"""Seconds a cancelled search may take to wind down when the client stops."""
+
 _LOG_FORMAT = "%(asctime)s.%(msecs)03d %(levelname)s %(name)s: %(message)s"
 _LOG_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
-_CLIENT_LOGGER = "serialref.client"
+_LOGGED_PACKAGES = ("serialref", "chess.engine")
 
 
 def run_client(
@@ -76,24 +95,42 @@ def run_client(
 ) -> int:
     """Play on the port ``url`` until the referee disconnects; returns the exit code.
 
-    ``name`` goes into the sign-on's ``tcsi`` (default: the player's own name). A
+    ``name`` goes into the sign-on's ``tcsi`` (default: the player's own name). The
+    player is started before the port is opened, so a missing engine fails first. A
     port that cannot be opened at the start raises
     :class:`~serialref.errors.PortOpenError`; later the client waits for it instead.
     The player is closed on the way out, whatever happens. A log file that cannot be
-    written raises :class:`~serialref.errors.RecorderError` before the port is opened.
+    written raises :class:`~serialref.errors.RecorderError` before anything starts.
     """
+    return asyncio.run(
+        _play(url, player, settings=settings, newline=newline, name=name, log_path=log_path,
+              clock=clock)
+    )
+
+
+async def _play(
+    url: str,
+    player: Player,
+    *,
+    settings: PortSettings,
+    newline: bytes,
+    name: str | None,
+    log_path: Path | None,
+    clock: Callable[[], float],
+) -> int:
     try:
-        with _client_log(log_path), _stop_signals_interrupt():
+        with _client_log(log_path):
+            await player.start()
             client = _Client(
                 url, player, settings=settings, newline=newline, name=name, clock=clock
             )
-            return client.run()
+            return await client.run()
     finally:
-        player.close()
+        await player.close()
 
 
 class _Client:
-    """The event loop around one session and the port link it currently speaks on."""
+    """The session, the port link it currently speaks on, and the player's thinking."""
 
     def __init__(
         self,
@@ -106,158 +143,285 @@ class _Client:
         clock: Callable[[], float],
     ) -> None:
         self._url = url
+        self._player = player
         self._settings = settings
         self._newline = newline
         self._clock = clock
-        self._session = PlayerSession(player, name=name, clock=clock)
+        self._name = name if name is not None else player.name
+        self._session: PlayerSession | None = None
+        self._loop = asyncio.get_running_loop()
+        self._done: asyncio.Future[bool] = self._loop.create_future()
         self._link: PortLink | None = None
-        self._events: queue.SimpleQueue[LinkEvent] = queue.SimpleQueue()
+        self._watched_fd: int | None = None
+        self._reconnecting: asyncio.Task[None] | None = None
+        self._thinking: asyncio.Task[None] | None = None
+        # Every think task until it ends: the loop itself keeps only weak references.
+        self._think_tasks: set[asyncio.Task[None]] = set()
+        self._player_turn = asyncio.Lock()
+        self._sign_on_timer: asyncio.TimerHandle | None = None
 
-    def run(self) -> int:
+    async def run(self) -> int:
+        """Sign on, then play until ``disconnect`` (exit 0) or a stop signal (sign off)."""
         self._connect()
-        try:
-            self._send(self._session.sign_on())
-            while not self._session.finished:
-                self._handle(self._next_event())
-            return EXIT_DISCONNECTED
-        except KeyboardInterrupt:
-            LOGGER.warning("stopped by a signal: signing off")
-            self._sign_off()
-            return EXIT_STOPPED
-        finally:
-            self._disconnect()
+        with self._stop_signals():
+            try:
+                self._apply(self._active_session().sign_on())
+                stopped_by_signal = await self._done
+                if stopped_by_signal:
+                    LOGGER.warning("stopped by a signal: signing off")
+                    self._apply(self._active_session().sign_off())
+                return EXIT_STOPPED if stopped_by_signal else EXIT_DISCONNECTED
+            finally:
+                await self._wind_down()
 
-    def _handle(self, event: LinkEvent | None) -> None:
-        if event is None:
-            self._send(self._session.deadline_passed())
-        elif isinstance(event, LineReceived):
-            LOGGER.debug("<- %s", escape(event.text))
-            self._send(self._session.line_received(event.text))
+    # -- events ---------------------------------------------------------------------
+
+    def _handle(self, link: PortLink, event: LinkEvent) -> None:
+        """One event of ``link``; events of a link already replaced are dropped."""
+        if link is not self._link:
+            return
+        if isinstance(event, LineReceived):
+            if LOGGER.isEnabledFor(logging.DEBUG):
+                LOGGER.debug("<- %s", escape(event.text))
+            self._apply(self._active_session().line_received(event.text, event.at))
         elif isinstance(event, MalformedLineReceived):
             LOGGER.warning("<- ignored a malformed line (%s): %s", event.reason, event.preview)
         else:
-            self._reconnect(event.reason)
+            self._line_lost(event.reason)
 
-    def _next_event(self) -> LinkEvent | None:
-        """The next event, or None when the session's deadline came first."""
-        deadline = self._session.next_deadline()
-        timeout = None if deadline is None else max(0.0, deadline - self._clock())
-        try:
-            return self._events.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def _send(self, output: SessionOutput) -> None:
+    def _apply(self, output: SessionOutput) -> None:
+        """Carry out what the session asks, in its order: stop, send, think, finish."""
+        if output.stop:
+            self._stop_thinking()
         for line in output.lines:
-            if self._link is None:
-                return
+            self._send(line)
+        if output.think is not None:
+            self._thinking = self._loop.create_task(self._think(output.think))
+            self._think_tasks.add(self._thinking)
+            self._thinking.add_done_callback(self._think_tasks.discard)
+        if output.finished and not self._done.done():
+            self._done.set_result(False)
+        self._schedule_sign_on_retry()
+
+    def _send(self, line: str) -> None:
+        link = self._link
+        if link is None:
+            return
+        if LOGGER.isEnabledFor(logging.DEBUG):
             LOGGER.debug("-> %s", escape(line))
+        try:
+            link.send_line(line)
+        except LineLostError as exc:
+            # The reader sees the same hang-up, but a write can notice first; either way
+            # the link is replaced once, and its later events are dropped.
+            self._line_lost(str(exc))
+
+    def _schedule_sign_on_retry(self) -> None:
+        if self._sign_on_timer is not None:
+            self._sign_on_timer.cancel()
+            self._sign_on_timer = None
+        deadline = self._active_session().next_deadline()
+        if deadline is not None and not self._done.done():
+            delay = max(0.0, deadline - self._clock())
+            self._sign_on_timer = self._loop.call_later(delay, self._sign_on_retry_due)
+
+    def _sign_on_retry_due(self) -> None:
+        self._sign_on_timer = None
+        self._apply(self._active_session().deadline_passed())
+
+    def _active_session(self) -> PlayerSession:
+        if self._session is None:
+            self._session = PlayerSession(
+                self._name, clock=self._clock, safety_margin=self._safety_margin()
+            )
+        return self._session
+
+    def _safety_margin(self) -> float:
+        """Jitter and engine stop time, plus a respond's and a reply's line time on a UART."""
+        link = self._link
+        if link is None or not link.transport.is_serial_line:
+            return SAFETY_MARGIN
+        return SAFETY_MARGIN + self._settings.transmission_time(2 * REPLY_BYTES)
+
+    # -- thinking -------------------------------------------------------------------
+
+    async def _think(self, request: ThinkRequest) -> None:
+        """Let the player answer ``request``, one search at a time; recover a failure."""
+        async with self._player_turn:
             try:
-                self._link.send_line(line)
-            except LineLostError as exc:
-                # The reader sees the same hang-up, but a write can notice first; either
-                # way one LinkLost on this link's queue leads to one reconnect.
-                self._events.put(LinkLost(self._url, str(exc), self._clock()))
+                decision = await self._player.think(request)
+            except EngineError as exc:
+                await self._recover(request, str(exc))
                 return
+            except Exception as exc:
+                # A bug of ours: the referee hears of a fault rather than waiting for a
+                # reply that cannot come, and the log has the traceback.
+                LOGGER.exception("the player failed unexpectedly")
+                self._apply(self._active_session().player_lost(f"internal error: {exc!r}"))
+                return
+            self._apply(self._active_session().decision_made(request, decision))
+
+    async def _recover(self, request: ThinkRequest, reason: str) -> None:
+        LOGGER.error("player failed: %s: restarting it", reason)
+        try:
+            await self._player.restart()
+        except EngineError as exc:
+            self._apply(self._active_session().player_lost(f"{reason}; restart failed: {exc}"))
+            return
+        self._apply(self._active_session().player_restarted(request))
+
+    def _stop_thinking(self) -> None:
+        thinking = self._thinking
+        if thinking is not None and thinking is not asyncio.current_task():
+            thinking.cancel()
+
+    async def _wind_down(self) -> None:
+        """Cancel any search, let it end, close the port; the player is closed by the caller."""
+        if self._sign_on_timer is not None:
+            self._sign_on_timer.cancel()
+        if self._reconnecting is not None:
+            self._reconnecting.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._reconnecting
+        self._stop_thinking()
+        if self._think_tasks:
+            await asyncio.wait(self._think_tasks, timeout=_SHUTDOWN_GRACE)
+        self._disconnect()
+
+    # -- the port -------------------------------------------------------------------
 
     def _connect(self) -> None:
         transport = SerialTransport.open(self._url, self._settings)
-        # A fresh queue per link: whatever the old reader still reports is dropped with it.
-        self._events = queue.SimpleQueue()
-        self._link = PortLink(
-            self._url, transport, self._events, newline=self._newline, clock=self._clock
-        )
-        self._link.start()
+        sink = _LoopSink(self._loop, self._handle)
+        link = PortLink(self._url, transport, sink, newline=self._newline, clock=self._clock)
+        sink.link = link
+        self._link = link
+        fd = link.fileno()
+        if fd is None:
+            link.start()
+        else:
+            self._loop.add_reader(fd, self._read_port, link)
+            self._watched_fd = fd
+
+    def _read_port(self, link: PortLink) -> None:
+        for event in link.read_events():
+            self._handle(link, event)
 
     def _disconnect(self) -> None:
+        if self._watched_fd is not None:
+            self._loop.remove_reader(self._watched_fd)
+            self._watched_fd = None
         if self._link is not None:
             self._link.close()
             self._link = None
 
-    def _reconnect(self, reason: str) -> None:
-        """Wait for the port to come back, then sign on again (the referee restores the game)."""
+    def _line_lost(self, reason: str) -> None:
+        if self._link is None or self._done.done():
+            return
         LOGGER.error("line lost (%s): reopening %r until it is back", reason, self._url)
         self._disconnect()
+        self._reconnecting = self._loop.create_task(self._reconnect())
+
+    async def _reconnect(self) -> None:
+        """Wait for the port to come back, then sign on again (the referee restores the game)."""
         pause = REOPEN_FIRST_PAUSE
         while True:
-            time.sleep(pause)
+            await asyncio.sleep(pause)
             try:
                 self._connect()
             except PortOpenError as exc:
-                LOGGER.info("%s; next attempt in %.1f s", exc, min(pause * 2, REOPEN_MAX_PAUSE))
                 pause = min(pause * 2, REOPEN_MAX_PAUSE)
+                LOGGER.info("%s; next attempt in %.1f s", exc, pause)
                 continue
             LOGGER.warning("line back on %r: signing on again", self._url)
-            self._send(self._session.sign_on())
+            self._reconnecting = None
+            self._apply(self._active_session().sign_on())
             return
 
-    def _sign_off(self) -> None:
+    @contextmanager
+    def _stop_signals(self) -> Iterator[None]:
+        """SIGTERM and SIGINT end the run with a sign-off (main thread only).
+
+        Elsewhere (tests running the client in a thread) the process's own handling of
+        signals stays as it is.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self._loop.add_signal_handler(signum, self._stop_signal_received)
         try:
-            self._send(self._session.sign_off())
-        except KeyboardInterrupt:
-            LOGGER.warning("stopped again while signing off: leaving without it")
+            yield
+        finally:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self._loop.remove_signal_handler(signum)
+
+    def _stop_signal_received(self) -> None:
+        if not self._done.done():
+            self._done.set_result(True)
+
+
+class _LoopSink:
+    """Where a link's reader thread puts its events: handed to the loop's thread."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, handle: Callable[[PortLink, LinkEvent], None]
+    ) -> None:
+        self._loop = loop
+        self._handle = handle
+        self.link: PortLink | None = None
+
+    def put(self, item: LinkEvent, /) -> None:
+        """Called on the reader thread; the event is handled on the loop."""
+        link = self.link
+        if link is not None and not self._loop.is_closed():
+            with suppress(RuntimeError):  # the loop closed in between: nothing to do
+                self._loop.call_soon_threadsafe(self._handle, link, item)
 
 
 @contextmanager
 def _client_log(log_path: Path | None) -> Iterator[None]:
-    """Send the client's whole log, debug level included, to ``log_path``; stderr gets
-    what ``--log-level`` asks for, as with every verb (the transcript with ``debug``).
+    """With ``log_path``, the whole transcript (DEBUG) goes to that file.
 
-    The client logger stops propagating meanwhile, so the root handlers (set up by the
-    command line) do not print its records a second time.
+    The loggers stop propagating meanwhile and hand the root handlers only what is at
+    or above the level the command line configured, so stderr shows what it would
+    without the file and the transcript is not printed twice.
     """
-    logger = logging.getLogger(_CLIENT_LOGGER)
-    formatter = logging.Formatter(_LOG_FORMAT, _LOG_DATE_FORMAT)
-    handlers: list[logging.Handler] = []
-    transcript: logging.Handler
     if log_path is None:
-        transcript = logging.StreamHandler(sys.stderr)
-    else:
-        try:
-            transcript = logging.FileHandler(log_path, encoding="ascii", errors="backslashreplace")
-        except OSError as exc:
-            raise RecorderError(
-                f"cannot write the client log {str(log_path)!r}: {exc.strerror or exc}"
-            ) from exc
-    stderr_level = logging.getLogger().getEffectiveLevel()
-    transcript.setLevel(stderr_level if log_path is None else logging.DEBUG)
-    handlers.append(transcript)
-    if log_path is not None:
-        operator = logging.StreamHandler(sys.stderr)
-        operator.setLevel(stderr_level)
-        handlers.append(operator)
-    saved = (logger.level, logger.propagate)
-    for handler in handlers:
-        handler.setFormatter(formatter)
-        logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
-    try:
-        yield
-    finally:
-        for handler in handlers:
-            logger.removeHandler(handler)
-            handler.close()
-        logger.setLevel(saved[0])
-        logger.propagate = saved[1]
-
-
-@contextmanager
-def _stop_signals_interrupt() -> Iterator[None]:
-    """Make SIGTERM behave like SIGINT (KeyboardInterrupt), so both sign off cleanly.
-
-    Signal handlers can only be set on the main thread; elsewhere (tests running the
-    client in a thread) the process's own handling stays as it is.
-    """
-    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        transcript = logging.FileHandler(log_path, encoding="ascii", errors="backslashreplace")
+    except OSError as exc:
+        raise RecorderError(
+            f"cannot write the client log {str(log_path)!r}: {exc.strerror or exc}"
+        ) from exc
+    threshold = logging.getLogger().getEffectiveLevel()
+    transcript.setFormatter(logging.Formatter(_LOG_FORMAT, _LOG_DATE_FORMAT))
+    forward = _ForwardToRoot(threshold)
+    loggers = [logging.getLogger(name) for name in _LOGGED_PACKAGES]
+    saved = [(logger.level, logger.propagate) for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(transcript)
+        logger.addHandler(forward)
+        logger.propagate = False
+    # The package's own transcript is what the file is for; python-chess's per-line
+    # engine dialogue costs CPU on every line, so it is there only when asked for.
+    loggers[0].setLevel(logging.DEBUG)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for logger, (level, propagate) in zip(loggers, saved, strict=True):
+            logger.removeHandler(transcript)
+            logger.removeHandler(forward)
+            logger.setLevel(level)
+            logger.propagate = propagate
+        transcript.close()
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+class _ForwardToRoot(logging.Handler):
+    """Passes records at or above the configured level on to the root logger's handlers."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Hand ``record`` to the root logger (whose handlers format it as usual)."""
+        logging.getLogger().handle(record)

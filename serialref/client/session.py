@@ -1,4 +1,4 @@
-"""The player side of the referee protocol as pure logic: lines in, lines out, no I/O.
+"""The player side of the referee protocol as pure logic: lines in, lines and think requests out.
 
 :class:`PlayerSession` keeps the game the way spec section 8.1 asks a client to: a
 python-chess board *with its history*, so that a repetition can be claimed. A record
@@ -8,86 +8,117 @@ other position replaces the board and its history is gone (spec 8.1, "treat it a
 new position and clear any game history"). The referee's restore (PROTOCOL.md 6)
 replays the game with ``execute`` records, so the history comes back after a restart.
 
+The session never waits for its player. A ``respond`` becomes a :class:`ThinkRequest`
+in the output; the runner lets the player think while it goes on reading the port,
+and hands the answer back with :meth:`PlayerSession.decision_made`. A reply belongs to
+the ``respond`` it answers: once a newer ``respond``, an ``execute``, ``conclude``,
+``reset``, ``fault`` or ``disconnect`` has arrived, the output says ``stop`` (the search
+is no longer wanted) and a late answer to the old request is dropped, never sent.
+
+Clocks. The referee's ``cc`` gives the time consumed in whole seconds, rounded down,
+so near the flag it can be almost a second optimistic. The session therefore times
+its own moves as well, from the arrival of each ``respond`` to the answer, and counts
+the larger of the two; when it has not followed the game from its start (a restore),
+it assumes the worst the rounding allows. The budget handed to the player leaves out
+a safety margin (the line time of a respond and a reply at the port's rate, plus
+scheduling jitter), and ``ThinkRequest.deadline`` marks the same point in time.
+
 Nothing the referee sends can stop the session except ``disconnect``: a record that
 cannot be parsed, is not a ``refcom``, or asks for something impossible is logged
 with the reason and otherwise ignored, as the wire profile asks of the referee too.
-
-The session does not read a clock to measure anything; it only asks its injected
-clock when the sign-on retry (PROTOCOL.md 4: no ``reset`` within 5 s) is due, and the
-runner waits for :meth:`PlayerSession.next_deadline` on its event queue.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 import chess
 
-from serialref.client.players import Analysis, Decision, Player, ThinkingBudget, ThinkRequest
-from serialref.clock import TimeControl
-from serialref.epd import EpdRecord, Operation, format_record, parse_record
+from serialref.client.players import Decision, ThinkingBudget, ThinkRequest
+from serialref.client.replies import reply_in_finished_position, reply_to
+from serialref.clock import TimeControl, side_index
+from serialref.epd import EpdRecord, format_record, parse_record
 from serialref.errors import ConfigError, EngineError, ProtocolError, escape
 from serialref.records import (
     Refcom,
     player_fault,
     referee_command,
-    reply,
     sign_off,
     sign_on,
 )
 
-__all__ = ["SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
+__all__ = ["CC_RESOLUTION", "SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
 
 LOGGER = logging.getLogger(__name__)
 
 SIGN_ON_RETRY = 5.0
 """Seconds without a ``reset`` after which ``sign_on`` is sent again (PROTOCOL.md 4)."""
 
-_CE_RANGE = range(-32768, 32767)
-"""Values an EPD ``ce`` may take (spec 6.7)."""
+SAFETY_MARGIN = 0.1
+"""Seconds kept back from the clock for scheduling jitter and for stopping an engine.
+
+It must hold the engine's grace to answer ``stop`` (0.05 s), the lateness of the
+client's timer and the work of sending the reply. Measured on the 2-core development
+machine at a load of 3: timers fire 0.13 ms late (median), 0.9 ms (p99), 4.7 ms at
+worst; GNU Chess answers ``?`` within 8 ms, Stockfish ``stop`` within 1 ms. The
+runner adds the line time of a respond and a reply on a real serial line.
+"""
+
+CC_RESOLUTION = 1.0
+"""``cc`` is rounded down to whole seconds: the most it can understate the time used."""
 
 
 @dataclass(frozen=True, slots=True)
 class SessionOutput:
-    """What the runner must do after feeding the session: send ``lines``, stop if ``finished``."""
+    """What the runner must do after feeding the session, in this order.
+
+    ``stop``: the search in progress answers a request that is no longer wanted;
+    ``lines``: send them; ``think``: let the player think on this request;
+    ``finished``: the referee sent ``disconnect``.
+    """
 
     lines: tuple[str, ...] = ()
+    think: ThinkRequest | None = None
+    stop: bool = False
     finished: bool = False
 
 
 class PlayerSession:
     """One player's conversation with the referee, record by record.
 
-    Feed every received line to :meth:`line_received`; call :meth:`sign_on` at the
-    start and whenever the line was re-established, and :meth:`deadline_passed` when
-    :meth:`next_deadline` has come. Each returns the lines to send.
+    Feed every received line to :meth:`line_received` and every answer of the player
+    to :meth:`decision_made`; call :meth:`sign_on` at the start and whenever the line
+    was re-established, and :meth:`deadline_passed` when :meth:`next_deadline` has come.
+    Each returns a :class:`SessionOutput`.
     """
 
     def __init__(
         self,
-        player: Player,
+        name: str,
         *,
-        name: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         claim_draws: bool = True,
         sign_on_retry: float = SIGN_ON_RETRY,
+        safety_margin: float = SAFETY_MARGIN,
     ) -> None:
-        """``name`` goes into ``tcsi`` (default: the player's own name).
+        """``name`` goes into ``tcsi``; ``clock`` is the one line arrival times come from.
 
         ``claim_draws`` adds ``draw_claim`` to any move that makes a threefold
         repetition or the fifty-move rule claimable, so no drawn game drags on to
         the fivefold or seventy-five-move rules.
         """
-        self._player = player
-        self._name = name if name is not None else player.name
+        self._name = name
         self._clock = clock
         self._claim_draws = claim_draws
         self._sign_on_retry = sign_on_retry
+        self._safety_margin = safety_margin
         self._sign_on_due: float | None = None
+        self._signed_on = False
         self._finished = False
         self._board = chess.Board()
         self._start_ply = 0
@@ -95,7 +126,11 @@ class PlayerSession:
         self._control: TimeControl | None = None
         self._consumed: tuple[float, float] = (0.0, 0.0)
         self._game: object = object()
-        self._new_game_pending = True
+        self._game_announced = False
+        self._pending: ThinkRequest | None = None
+        self._move_started = 0.0
+        # Our own time used in this game as we measured it; None after a restore.
+        self._own_used: float | None = 0.0
 
     @property
     def finished(self) -> bool:
@@ -112,6 +147,11 @@ class PlayerSession:
         """The PGN tags the referee sent for the current game."""
         return dict(self._tags)
 
+    @property
+    def pending(self) -> ThinkRequest | None:
+        """The request whose answer the referee is waiting for, if any."""
+        return self._pending
+
     def next_deadline(self) -> float | None:
         """When :meth:`deadline_passed` must be called (clock reading), or ``None``."""
         return self._sign_on_due
@@ -119,12 +159,14 @@ class PlayerSession:
     def sign_on(self) -> SessionOutput:
         """Register with the referee; the retry deadline starts now."""
         self._sign_on_due = self._clock() + self._sign_on_retry
-        return self._output(sign_on(self._board, self._name))
+        stop = self._abandon()
+        return SessionOutput(lines=(format_record(sign_on(self._board, self._name)),), stop=stop)
 
     def sign_off(self) -> SessionOutput:
         """Leave the referee (on shutdown); nothing is expected back."""
         self._sign_on_due = None
-        return self._output(sign_off(self._board))
+        stop = self._abandon()
+        return SessionOutput(lines=(format_record(sign_off(self._board)),), stop=stop)
 
     def deadline_passed(self) -> SessionOutput:
         """Sign on again if the referee has not answered the last ``sign_on`` in time.
@@ -137,8 +179,11 @@ class PlayerSession:
         LOGGER.info("no reset within %.0f s of sign_on: signing on again", self._sign_on_retry)
         return self.sign_on()
 
-    def line_received(self, text: str) -> SessionOutput:
-        """Act on one line from the referee; never raises for anything the line holds."""
+    def line_received(self, text: str, at: float | None = None) -> SessionOutput:
+        """Act on one line from the referee, which arrived at ``at`` (default: now).
+
+        Never raises for anything the line holds.
+        """
         try:
             record = parse_record(text)
             command = referee_command(record)
@@ -147,107 +192,128 @@ class PlayerSession:
             return SessionOutput()
         if command is not Refcom.RESET:  # a reset first forgets the previous game's
             self._take_tags_and_clocks(record)
-        return self._HANDLERS[command](self, record)
+        return self._HANDLERS[command](self, record, self._clock() if at is None else at)
+
+    def decision_made(self, request: ThinkRequest, decision: Decision) -> SessionOutput:
+        """The player's answer to ``request``: the reply, or nothing if it is stale."""
+        if request is not self._pending:
+            LOGGER.debug("dropped the answer to a request the referee no longer waits for")
+            return SessionOutput()
+        self._pending = None
+        if self._own_used is not None:
+            self._own_used += max(0.0, self._clock() - self._move_started)
+        return self._answer(decision, request.draw_offered)
+
+    def player_restarted(self, request: ThinkRequest) -> SessionOutput:
+        """The player failed on ``request`` and was restarted: sign on again if it was current.
+
+        A restarted engine has lost the game, and the sign-on makes the referee replay
+        it (PROTOCOL.md 6: reset, inform, one execute per move, respond).
+        """
+        if request is not self._pending:
+            return SessionOutput()
+        return self.sign_on()
+
+    def player_lost(self, reason: str) -> SessionOutput:
+        """The player failed and cannot be restarted: the referee hears of a fault."""
+        stop = self._abandon()
+        LOGGER.error("reporting a fault to the referee: %s", reason)
+        return SessionOutput(
+            lines=(format_record(player_fault(self._board, reason)),), stop=stop
+        )
 
     # -- referee commands (spec 8.1, PROTOCOL.md 3) ----------------------------------
 
-    def _reset(self, record: EpdRecord) -> SessionOutput:
+    def _reset(self, record: EpdRecord, at: float) -> SessionOutput:
         self._sign_on_due = None
+        if not self._signed_on:
+            self._signed_on = True
+            LOGGER.info("signed on to the referee as %s", escape(self._name))
+        stop = self._abandon()
         board = _record_board(record)
         if board is None:
-            return SessionOutput()
+            return SessionOutput(stop=stop)
         self._board = board
         self._start_ply = _ply(board)
         self._tags = {}
         self._control = None
         self._consumed = (0.0, 0.0)
         self._game = object()
-        self._new_game_pending = True
-        LOGGER.info("new game from %s", board.fen())
+        self._game_announced = False
+        self._own_used = 0.0
+        LOGGER.debug("new game from %s", board.fen())
         self._take_tags_and_clocks(record)
+        return SessionOutput(stop=stop)
+
+    def _inform(self, record: EpdRecord, at: float) -> SessionOutput:
+        if not self._game_announced:
+            self._game_announced = True
+            LOGGER.info(
+                "game started: round %s, %s - %s, time control %s",
+                escape(self._tags.get("Round", "?")),
+                escape(self._tags.get("White", "?")),
+                escape(self._tags.get("Black", "?")),
+                escape(self._tags.get("TimeControl", "not given")),
+            )
         return SessionOutput()
 
-    def _inform(self, record: EpdRecord) -> SessionOutput:
-        if self._new_game_pending:
-            return self._start_game()
-        return SessionOutput()
-
-    def _respond(self, record: EpdRecord) -> SessionOutput:
+    def _respond(self, record: EpdRecord, at: float) -> SessionOutput:
+        stop = self._abandon()
         if not self._follow(record):
-            return SessionOutput()
-        if self._new_game_pending:
-            started = self._start_game()
-            if started.lines:
-                return started
+            return SessionOutput(stop=stop)
         board = self._board
         if not any(board.generate_legal_moves()):
             # Spec 8 step 10: no move is produced when the client is mated or stalemated.
             LOGGER.warning("asked to move in a finished position: %s", board.fen())
-            return self._output(reply(board, None, *_counters(board)))
-        request = ThinkRequest(
-            board=board.copy(),
-            budget=self._budget(),
+            return SessionOutput(lines=(format_record(reply_in_finished_position(board)),))
+        self._move_started = at
+        budget = self._budget()
+        mine = budget.remaining[side_index(board.turn)]
+        self._pending = ThinkRequest(
+            board=board,
+            budget=budget,
             draw_offered="draw_offer" in record,
             tags=dict(self._tags),
             game=self._game,
+            deadline=at + mine if math.isfinite(mine) else None,
         )
-        try:
-            decision = self._player.think(request)
-        except EngineError as exc:
-            return self._recover(f"player failed: {exc}")
-        return self._answer(decision, request.draw_offered)
+        return SessionOutput(think=self._pending, stop=stop)
 
-    def _execute(self, record: EpdRecord) -> SessionOutput:
-        if self._new_game_pending:
-            started = self._start_game()
-            if started.lines:
-                return started
+    def _execute(self, record: EpdRecord, at: float) -> SessionOutput:
+        stop = self._abandon()
+        # A replayed game: the time already used is known only from the rounded cc.
+        self._own_used = None
         self._follow(record)
-        return SessionOutput()
+        return SessionOutput(stop=stop)
 
-    def _conclude(self, record: EpdRecord) -> SessionOutput:
+    def _conclude(self, record: EpdRecord, at: float) -> SessionOutput:
+        stop = self._abandon()
         LOGGER.info(
             "game over: %s (%s)",
             escape(self._tags.get("Result", "*")),
             escape(self._tags.get("Termination", "no termination given")),
         )
-        return SessionOutput()
+        return SessionOutput(stop=stop)
 
-    def _recover(self, reason: str) -> SessionOutput:
-        """Restart a failed player and sign on again; the referee then restores the game.
-
-        A restarted engine has lost the game, and the sign-on makes the referee replay
-        it (PROTOCOL.md 6: reset, inform, one execute per move, respond). Only when the
-        player cannot be restarted does the referee hear of a fault.
-        """
-        LOGGER.error("%s: restarting the player", reason)
-        try:
-            self._player.restart()
-        except EngineError as exc:
-            return self._report_fault(f"{reason}; restart failed: {exc}")
-        self._new_game_pending = True
-        return self.sign_on()
-
-    def _report_fault(self, reason: str) -> SessionOutput:
-        LOGGER.error("reporting a fault to the referee: %s", reason)
-        return self._output(player_fault(self._board, reason))
-
-    def _referee_fault(self, record: EpdRecord) -> SessionOutput:
+    def _referee_fault(self, record: EpdRecord, at: float) -> SessionOutput:
         reason = " ".join(record.operand_texts("c0")) or "no reason given"
         LOGGER.error(
             "THE REFEREE REPORTS A FAULT: %s. The operator must look at the referee; "
             "signing on again.",
             escape(reason),
         )
+        self._signed_on = False
         return self.sign_on()
 
-    def _disconnect(self, record: EpdRecord) -> SessionOutput:
+    def _disconnect(self, record: EpdRecord, at: float) -> SessionOutput:
         LOGGER.info("the referee disconnected")
         self._finished = True
         self._sign_on_due = None
-        return SessionOutput(finished=True)
+        return SessionOutput(stop=self._abandon(), finished=True)
 
-    _HANDLERS: ClassVar[Mapping[Refcom, Callable[[PlayerSession, EpdRecord], SessionOutput]]] = {
+    _HANDLERS: ClassVar[
+        Mapping[Refcom, Callable[[PlayerSession, EpdRecord, float], SessionOutput]]
+    ] = {
         Refcom.RESET: _reset,
         Refcom.INFORM: _inform,
         Refcom.RESPOND: _respond,
@@ -259,6 +325,11 @@ class PlayerSession:
 
     # -- the game ---------------------------------------------------------------------
 
+    def _abandon(self) -> bool:
+        """Forget the request in progress; True if there was one (its search must stop)."""
+        abandoned, self._pending = self._pending is not None, None
+        return abandoned
+
     def _take_tags_and_clocks(self, record: EpdRecord) -> None:
         """Spec 8.1 and 8.1.5: ``cc`` and ``ptp`` count on whichever record carries them.
 
@@ -269,32 +340,29 @@ class PlayerSession:
             self._tags.update(pairs)
             if any(name == "TimeControl" for name, _ in pairs):
                 self._control = _time_control(self._tags["TimeControl"])
-            LOGGER.info("tags: %s", escape(str(self._tags)))
+            LOGGER.debug("tags: %s", escape(str(self._tags)))
         if "cc" in record:
             self._consumed = record.clock_pair("cc")
 
-    def _start_game(self) -> SessionOutput:
-        self._new_game_pending = False
-        try:
-            self._player.new_game(dict(self._tags))
-        except EngineError as exc:
-            return self._recover(f"player failed to start a game: {exc}")
-        return SessionOutput()
-
     def _follow(self, record: EpdRecord) -> bool:
-        """Bring the board to the record's position, then play its ``sm``; False if impossible."""
-        target = _record_board(record)
-        if target is None:
-            return False
-        if not _same_position(self._board, target, record):
-            if self._board.move_stack:
-                LOGGER.info(
-                    "the referee's position differs from ours (%s): starting from %s with no "
-                    "history",
-                    self._board.fen(),
-                    target.fen(),
-                )
-            self._board = target
+        """Bring the board to the record's position, then play its ``sm``; False if impossible.
+
+        The board is changed in place: a request handed to the player holds it, and the
+        session only changes it once that request is abandoned or answered.
+        """
+        if not _continues(self._board, record):
+            target = _record_board(record)
+            if target is None:
+                return False
+            if not _same_position(self._board, target, record):
+                if self._board.move_stack:
+                    LOGGER.info(
+                        "the referee's position differs from ours (%s): starting from %s with "
+                        "no history",
+                        self._board.fen(),
+                        target.fen(),
+                    )
+                self._board = target
         if "sm" not in record:
             return True
         try:
@@ -310,7 +378,14 @@ class PlayerSession:
         return True
 
     def _budget(self) -> ThinkingBudget:
-        plies = max(0, _ply(self._board) - self._start_ply)
+        """The clocks for the side to move, with its own time as the session sees it.
+
+        The side to move is this player. Its time used is the larger of ``cc`` and the
+        session's own timing (``cc`` plus its rounding when there is none), plus the
+        safety margin, so the player's clock ends where the deadline is.
+        """
+        board = self._board
+        plies = max(0, _ply(board) - self._start_ply)
         first_mover_moves, second_mover_moves = (plies + 1) // 2, plies // 2
         white_started = self._start_ply % 2 == 0
         moves_made = (
@@ -318,49 +393,31 @@ class PlayerSession:
             if white_started
             else (second_mover_moves, first_mover_moves)
         )
+        mine = side_index(board.turn)
+        reported = self._consumed[mine]
+        used = reported + CC_RESOLUTION if self._own_used is None else max(reported, self._own_used)
+        consumed = list(self._consumed)
+        consumed[mine] = used + self._safety_margin
         return ThinkingBudget.from_clocks(
             self._control,
-            consumed=self._consumed,
+            consumed=(consumed[0], consumed[1]),
             moves_made=moves_made,
-            turn=self._board.turn,
+            turn=board.turn,
         )
 
     def _answer(self, decision: Decision, draw_offered: bool) -> SessionOutput:
-        """Turn a decision into one ``reply``, checked against PROTOCOL.md section 4."""
+        """The ``reply`` for ``decision``; a decision that cannot be sent is a fault."""
         board = self._board
-        flags: list[str] = []
-        move = decision.move
-        if decision.resign:
-            if decision.draw_offer or decision.draw_accept or decision.draw_claim:
-                LOGGER.warning("the player resigns and draws at once: sending the resignation")
-            flags.append("resign")
-            move = None
-        elif decision.draw_accept and draw_offered:
-            flags.append("draw_accept")
-            move = None
-        else:
-            if decision.draw_accept:
-                LOGGER.warning("the player accepts a draw nobody offered: flag dropped")
-            if move is None:
-                if not (decision.draw_claim and _claimable_now(board)):
-                    return self._report_fault("the player chose no move")
-                flags.append("draw_claim")
-            elif move not in board.legal_moves:
-                return self._report_fault(f"the player chose an illegal move {move.uci()}")
-            elif decision.draw_claim or (self._claim_draws and _claim_holds(board, move)):
-                flags.append("draw_claim")
-            elif decision.draw_offer:
-                flags.append("draw_offer")
-        operations = [Operation(flag) for flag in flags]
-        operations += _analysis_operations(board, decision.analysis)
-        operations += _counters(board)
-        output = self._output(reply(board, move, *operations))
+        try:
+            record, move = reply_to(
+                board, decision, draw_offered=draw_offered, claim_draws=self._claim_draws
+            )
+        except EngineError as exc:
+            return self.player_lost(str(exc))
+        line = format_record(record)
         if move is not None:
             board.push(move)
-        return output
-
-    def _output(self, record: EpdRecord) -> SessionOutput:
-        return SessionOutput(lines=(format_record(record),))
+        return SessionOutput(lines=(line,))
 
 
 def _record_board(record: EpdRecord) -> chess.Board | None:
@@ -380,6 +437,29 @@ def _record_board(record: EpdRecord) -> chess.Board | None:
     return board
 
 
+def _continues(board: chess.Board, record: EpdRecord) -> bool:
+    """The common case, cheaply: the record names our position exactly as the referee writes it.
+
+    PROTOCOL.md 2 has the referee write the en passant square after every double push,
+    as ``fen(en_passant="fen")`` does; a record written otherwise takes the full check
+    of :func:`_same_position`.
+    """
+    ep_square = board.ep_square
+    if (
+        record.active != ("w" if board.turn else "b")
+        or record.en_passant != ("-" if ep_square is None else chess.SQUARE_NAMES[ep_square])
+        or record.castling != (board.castling_xfen() or "-")
+        or record.placement != board.board_fen()
+    ):
+        return False
+    try:
+        if "hmvc" in record and record.integer("hmvc") != board.halfmove_clock:
+            return False
+        return "fmvn" not in record or record.integer("fmvn") == board.fullmove_number
+    except ProtocolError:
+        return False
+
+
 def _same_position(board: chess.Board, target: chess.Board, record: EpdRecord) -> bool:
     """Spec 8.1's match: the four fields, and the move counters when the referee sent them.
 
@@ -396,66 +476,6 @@ def _same_position(board: chess.Board, target: chess.Board, record: EpdRecord) -
 def _ply(board: chess.Board) -> int:
     """Half-moves since the start of a game that began with White at move 1."""
     return 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK)
-
-
-def _claimable_now(board: chess.Board) -> bool:
-    return board.is_repetition(3) or board.is_fifty_moves()
-
-
-def _claim_holds(board: chess.Board, move: chess.Move) -> bool:
-    """PROTOCOL.md 5: the current position, or the one after ``move``, allows a claim.
-
-    python-chess's ``can_claim_draw`` asks whether *any* move allows one; the referee
-    judges the move actually supplied, so that move is tried alone.
-    """
-    if _claimable_now(board):
-        return True
-    board.push(move)
-    try:
-        return _claimable_now(board)
-    finally:
-        board.pop()
-
-
-def _counters(board: chess.Board) -> list[Operation]:
-    """``fmvn`` and ``hmvc`` of the reply's position, so the referee can check them too."""
-    return [Operation.of("fmvn", board.fullmove_number), Operation.of("hmvc", board.halfmove_clock)]
-
-
-def _analysis_operations(board: chess.Board, analysis: Analysis | None) -> list[Operation]:
-    """``ce``, ``pv`` (SAN), ``acn`` and ``acs``; values the spec cannot carry are dropped."""
-    if analysis is None:
-        return []
-    operations: list[Operation] = []
-    if analysis.centipawns is not None:
-        if analysis.centipawns in _CE_RANGE:
-            operations.append(Operation.of("ce", analysis.centipawns))
-        else:
-            LOGGER.warning("dropped ce %d: outside spec 6.7's range", analysis.centipawns)
-    sans = _pv_sans(board, analysis.pv)
-    if sans:
-        operations.append(Operation.of("pv", *sans))
-    for opcode, count in (("acn", analysis.nodes), ("acs", analysis.seconds)):
-        if count is None:
-            continue
-        if count >= 0:
-            operations.append(Operation.of(opcode, count))
-        else:
-            LOGGER.warning("dropped %s %d: must not be negative", opcode, count)
-    return operations
-
-
-def _pv_sans(board: chess.Board, moves: Iterable[chess.Move]) -> list[str]:
-    """The variation in SAN, cut at the first move that is not legal where it is played."""
-    line = board.copy(stack=False)
-    sans: list[str] = []
-    for move in moves:
-        if move not in line.legal_moves:
-            LOGGER.debug("pv cut at %s: not legal in %s", move.uci(), line.fen())
-            break
-        sans.append(line.san(move))
-        line.push(move)
-    return sans
 
 
 def _time_control(text: str) -> TimeControl | None:

@@ -73,19 +73,29 @@ def _analysis_text(analysis: dict[str, str]) -> str:
     return " ".join(parts)
 
 
+_TENTHS_BELOW = 10.0
+"""Seconds under which ``%clk`` and ``%emt`` show tenths: whole seconds would hide them."""
+
+
+def _pgn_clock(seconds: float) -> str:
+    return format_clock(seconds, tenths=seconds < _TENTHS_BELOW)
+
+
 def _add_played_move(
     node: chess.pgn.GameNode, board: chess.Board, played: MovePlayed
 ) -> chess.pgn.ChildNode:
     """Push ``played`` on ``board`` and hang it under ``node`` with clock and analysis.
 
     Clocks use the referee's own clock face (:func:`serialref.clock.format_clock`:
-    whole seconds, rounded down, never negative), so the PGN shows what the
-    console and Style 12 show; an unlimited clock (``inf``) has no ``[%clk]``.
+    rounded down, never negative), so the PGN shows what the console and Style 12
+    show; an unlimited clock (``inf``) has no ``[%clk]``. Below ten seconds a clock or
+    a move time shows tenths (``[%emt 0:00:00.1]``), as a clock face in time trouble
+    does: at ``10+0.1`` every move would otherwise read ``0:00:00``.
     """
     remaining = played.remaining[side_index(board.turn)]
     child = node.add_variation(board.push_uci(played.uci))
-    parts = [f"[%clk {format_clock(remaining)}]"] if math.isfinite(remaining) else []
-    parts.append(f"[%emt {format_clock(played.elapsed)}]")
+    parts = [f"[%clk {_pgn_clock(remaining)}]"] if math.isfinite(remaining) else []
+    parts.append(f"[%emt {_pgn_clock(played.elapsed)}]")
     analysis = _analysis_text(played.analysis)
     if analysis:
         parts.append(analysis)

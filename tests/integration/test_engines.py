@@ -33,7 +33,7 @@ STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
 GNUCHESS = shutil.which("gnuchess") or shutil.which("/usr/games/gnuchess")
 ROOT = Path(__file__).resolve().parents[2]
 MATCH_TIMEOUT = 50.0
-ENGINE_PID = re.compile(r"engine .* started: pid (\d+)")
+ENGINE_PID = re.compile(r"engine .* started \(\w+\): pid (\d+)")
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ class Match:
         cables = [stack.enter_context(null_modem_cable()) for _ in range(2)]
         engines = {
             "stockfish": [f"--engine={STOCKFISH}"],
-            "gnuchess": [f"--engine={GNUCHESS} --xboard", "--protocol", "xboard"],
+            "gnuchess": [f"--engine={GNUCHESS} --xboard"],
         }
         self.referee = _spawn(
             [
@@ -222,8 +222,8 @@ def test_a_killed_engine_is_restarted_and_the_game_goes_on(tmp_path: Path) -> No
         running.finish()
         check_games(running, 1)
     log = running.logs["stockfish"].read_text()
-    restarted = ENGINE_PID.findall(log)
-    assert len(restarted) == 1 and int(restarted[0]) != pid, log
+    started = [int(found) for found in ENGINE_PID.findall(log)]
+    assert len(started) == 2 and started[0] == pid != started[1], log
     assert "restarting the engine" in log
     sign_ons = [event for event in running.events() if event["event"] == "PlayerSignedOn"]
     assert len(sign_ons) >= 3, sign_ons  # both players, then stockfish's client again

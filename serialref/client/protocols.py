@@ -1,0 +1,373 @@
+"""The engine dialects: python-chess's UCI and XBoard protocols, plus what the client needs.
+
+python-chess speaks both protocols well; the client asks four things more of them.
+
+- **Stopping a search and keeping the engine.** :meth:`UciEngine.stop_search` and
+  :meth:`XBoardEngine.stop_search` send ``stop`` / ``?`` *without* cancelling the
+  python-chess command, so the engine's answer still completes it. (Cancelling an
+  XBoard ``play`` sends ``?`` but never ends the command, and every later command
+  would wait behind it.)
+- **The search's progress, read once.** An engine prints a line for every step of
+  its search (``info ...``, XBoard post lines), a dozen a move, and python-chess would
+  tokenize each one. Each dialect holds them back instead and hands python-chess
+  only the latest with a score (and any line after it) just before the answer, which
+  gives the same final information; it keeps the words of the latest principal
+  variation itself, read into moves once (:meth:`Dialect.variation`), so that an
+  engine that ignores ``stop`` still leaves the client a move to play.
+- **One warning for a refused command.** An engine that refuses a command we sent
+  (``Error (unknown command): sd``, GNU Chess's ``Invalid move: sd 2``) would make
+  python-chess fail the search or warn on every move; the refusal goes to
+  :attr:`Dialect.on_refusal` once per line instead, so the player can say which
+  option has no effect. A refused *move* still fails the search, as it must.
+- **Telling the protocols apart** at start-up: :attr:`Dialect.spoke` turns true when
+  the engine says something only this protocol's engines say, :attr:`Dialect.alive`
+  when it says anything that is not an echo or a refusal (a banner, say), and
+  :attr:`Dialect.refusal` resolves when it rejects the handshake command itself (or,
+  asked ``uci``, announces XBoard ``feature`` lines).
+
+GNU Chess 6 (Debian's ``gnuchess --xboard``) needs four allowances more, all in
+:class:`XBoardEngine`. Its start-up only advances while input keeps arriving, so the
+handshake is warmed up: ``xboard`` and ``protover 2``, then one more ``xboard`` (a no-op
+for every engine) every 50 ms until the features are complete, before python-chess's
+own handshake (which gives the feature exchange 2 s) runs; a prompt engine answers
+before the first repetition and merely does the feature exchange twice. It announces
+moves in the pre-``move`` CECP forms (``My move is : e2e4``, echoed as ``1. ... e2e4``),
+which are translated or dropped. It echoes other lines python-chess does not know
+(``TCMove = 35``, ``1. e7e5``, ``Fischer increment of 0 seconds.``), dropped here
+rather than warned about on every move. And it answers ``ping`` from its input thread
+at once while its search thread may still announce the move it found: after
+``resign`` python-chess ends the search on the pong, and that move arrives during the
+next game's search, where python-chess would take it for the answer. A move cannot be
+told stale by timing or by position in the stream, so the rule is by legality: once a
+game-over line was seen, the first move announcement that is illegal in the position
+being searched is dropped. A legal one is passed on (an engine that prints no stale
+move keeps its first move), and either way the allowance ends there: a second
+illegal move is the engine's own fault.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable
+
+import chess
+import chess.engine
+
+from serialref.errors import escape
+
+__all__ = ["Dialect", "QuietNotices", "UciEngine", "XBoardEngine"]
+
+LOGGER = logging.getLogger(__name__)
+
+_NUDGE_INTERVAL = 0.05
+"""Seconds between the lines that wake an engine whose start-up waits for input."""
+
+_REFUSAL = re.compile(
+    r"^\s*(?:Error\s*(?:\([^()]*\))?|Illegal move\s*(?:\([^()]*\))?|Invalid move"
+    r"|Unknown command)\s*:\s*'?(?P<command>[^\s']+)",
+    re.IGNORECASE,
+)
+"""An engine refusing a command: ``Error (unknown command): sd``, ``Invalid move: sd 2``."""
+
+_XBOARD_COMMANDS = frozenset(
+    [
+        "xboard", "protover", "accepted", "rejected", "new", "variant", "force", "go", "playother",
+        "white", "black", "level", "st", "sd", "nps", "time", "otim", "?", "ping", "draw",
+        "result", "setboard", "edit", "hint", "bk", "undo", "remove", "hard", "easy", "post",
+        "nopost", "analyze", "name", "rating", "ics", "computer", "pause", "resume", "memory",
+        "cores", "egtpath", "option", "exit", ".", "random", "quit",
+    ]
+)
+"""Commands python-chess sends to XBoard engines; refusing anything else is refusing a move."""
+
+_FEATURES_DONE = re.compile(r"^\s*feature\b.*\bdone=1\b")
+_FEATURE = re.compile(r"^\s*feature\b")
+_UCI_SPEECH = re.compile(r"^\s*(?:id|option|uciok)\b")
+_UCI_PV = re.compile(r"\bpv\s+(.*)$")
+
+_LEGACY_MOVE = re.compile(r"^\s*My move is\s*:\s*(\S+)\s*$")
+_MOVE_ANNOUNCEMENT = re.compile(r"^\s*move\s+(\S+)")
+_GAME_OVER = re.compile(r"^\s*(?:resign\s*$|(?:1-0|0-1|1/2-1/2)(?:\s|$))")
+"""The lines after which python-chess ends a search without a move (it pings and stops)."""
+
+_ECHOES = re.compile(
+    r"^\s*(?:\d+\s*\.\s*(?:\.\.\.\s*)?\S+\s*$"  # 1. e7e5 (theirs), 1. ... e2e4 (ours)
+    r"|Chess\s*$|TCMove\s*=|Fischer increment of\b"
+    r"|tell(?:ics|icsnoalias|user|all|opponent|others)\b)"
+)
+"""GNU Chess's echoes and chatter, which python-chess would warn about line by line."""
+
+_MOVE_NUMBER = re.compile(r"^\d+\.+$")
+
+_QUIET_NOTICES = frozenset({"%s: Rejecting feature sigterm=0", "%s: Rejecting feature sigint=0"})
+"""python-chess notices about features the client never relies on (it ends engines itself)."""
+
+
+class QuietNotices(logging.Filter):
+    """Drops python-chess's notices that GNU Chess triggers at every start and mean nothing."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep everything but the notices in ``_QUIET_NOTICES``."""
+        return record.msg not in _QUIET_NOTICES
+
+
+class Dialect:
+    """What both engine classes add to python-chess; see the module docstring.
+
+    A mixin: the engine classes below inherit it before python-chess's protocol, and
+    call :meth:`_dialect_init` from their constructor.
+    """
+
+    board: chess.Board
+    on_refusal: Callable[[str, str], None]
+    """Told ``(command, line)`` when the engine refuses a command that is not a move."""
+
+    spoke: bool
+    alive: bool
+    refusal: asyncio.Future[str]
+
+    def _dialect_init(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.on_refusal = _log_refusal
+        self.spoke = False
+        self.alive = False
+        self.refusal = loop.create_future()
+        self._variation: list[str] = []
+        self._held: list[str] = []
+        self._stop_sent = False
+
+    def begin_search(self) -> None:
+        """A new search starts: forget the last one's progress, variation and stop."""
+        self._variation = []
+        self._held = []
+        self._stop_sent = False
+
+    def best_move(self) -> chess.Move | None:
+        """The first move of the latest principal variation, if legal in the searched position."""
+        variation = self.variation(self.board, limit=1)
+        if variation and self.board.is_legal(variation[0]):
+            return variation[0]
+        return None
+
+    def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
+        """The latest principal variation from ``board``, at most ``limit`` moves.
+
+        The moves are not checked for legality beyond what reading them needs: the
+        reply's ``pv`` stops at the first illegal one anyway.
+        """
+        raise NotImplementedError
+
+    def stop_search(self) -> None:
+        """Ask the engine to move now, once per search; its answer ends the search."""
+        if not self._stop_sent:
+            self._stop_sent = True
+            self._send_stop()
+
+    def _send_stop(self) -> None:
+        raise NotImplementedError
+
+    def _hold(self, line: str, *, scored: bool) -> None:
+        """Keep a progress line back: the latest with a score, and those after it."""
+        if scored:
+            self._held = [line]
+        elif self._held:
+            self._held[1:] = [line]
+        else:
+            self._held = [line]
+
+    def _held_lines(self) -> list[str]:
+        """The progress lines held back, in the order they came; forgotten here."""
+        held, self._held = self._held, []
+        return held
+
+    def _refused(self, line: str, handshake_commands: frozenset[str]) -> bool:
+        """Handle a refusal of a command that is not a move; True if ``line`` was one.
+
+        During the handshake, a program that echoes the handshake command back (``cat``)
+        refuses it too: no engine answers ``uci`` with ``uci``.
+        """
+        if line.strip() in handshake_commands and not self.refusal.done():
+            self.refusal.set_result(line)
+            return True
+        match = _REFUSAL.match(line)
+        if match is None:
+            return False
+        command = match.group("command")
+        if command in handshake_commands and not self.refusal.done():
+            self.refusal.set_result(line)
+            return True
+        if not self._is_command(command):
+            return False
+        if command not in ("?", "stop"):  # a stop that crossed the answer: nothing to say
+            self.on_refusal(command, line)
+        return True
+
+    def _is_command(self, word: str) -> bool:
+        raise NotImplementedError
+
+
+class UciEngine(Dialect, chess.engine.UciProtocol):
+    """python-chess's UCI protocol with the client's additions (module docstring).
+
+    Until the engine has shown which protocol it speaks, an empty line follows ``uci``
+    every 50 ms: UCI engines ignore empty lines, and GNU Chess, whose start-up only
+    advances while input arrives, then refuses ``uci`` at once instead of after the
+    probe's timeout.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._dialect_init(self.loop)
+
+    async def initialize(self) -> None:
+        """python-chess's handshake, with the nudges of the class docstring."""
+        nudges = self.loop.create_task(self._nudge())
+        try:
+            await super().initialize()
+        finally:
+            nudges.cancel()
+
+    async def _nudge(self) -> None:
+        while not (self.spoke or self.refusal.done()):
+            await asyncio.sleep(_NUDGE_INTERVAL)
+            self.send_line("")
+
+    def _line_received(self, line: str) -> None:
+        if line.startswith("info") and self.initialized:
+            found = _UCI_PV.search(line)
+            if found:
+                self._variation = found.group(1).split()
+            self._hold(line, scored=" score " in line)
+            return
+        if not self.initialized:
+            if _UCI_SPEECH.match(line):
+                self.spoke = True
+            elif _FEATURE.match(line) and not self.refusal.done():
+                self.refusal.set_result(line)  # an XBoard engine announcing itself
+            elif self._refused(line, frozenset({"uci"})):
+                return
+            self.alive = True
+        elif self._refused(line, frozenset()):
+            return
+        for held in self._held_lines():
+            super()._line_received(held)
+        super()._line_received(line)
+
+    def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
+        """The variation's words are UCI moves, read without the board."""
+        moves: list[chess.Move] = []
+        for word in self._variation[:limit]:
+            try:
+                moves.append(chess.Move.from_uci(word))
+            except ValueError:
+                break
+        return tuple(moves)
+
+    def settle_options(self) -> None:
+        """Stop re-checking every option before each search: they are set once, for good.
+
+        python-chess keeps ``target_config``, the option values every command starts
+        from, so that options given to a single search can be undone; it re-checks all
+        of them (a score of ``setoption`` candidates for Stockfish) before each search.
+        The client never gives per-search options, so the engine's configuration,
+        defaults and ``--option`` values, stays as the handshake and ``configure`` left it.
+        """
+        self.target_config.clear()
+
+    def _is_command(self, word: str) -> bool:
+        return word not in ("", "position") and not chess.engine.UCI_REGEX.match(word)
+
+    def _send_stop(self) -> None:
+        self.send_line("stop")
+
+
+class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
+    """python-chess's XBoard protocol with the client's additions and GNU Chess's allowances."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._dialect_init(self.loop)
+        self._warm_up: asyncio.Future[None] | None = None
+        self._stale_move_possible = False
+
+    async def initialize(self) -> None:
+        """Warm the engine up (see the module docstring), then python-chess's handshake."""
+        self._warm_up = self.loop.create_future()
+        self.send_line("xboard")
+        self.send_line("protover 2")
+        nudges = self.loop.create_task(self._nudge())
+        try:
+            await self._warm_up
+            await super().initialize()
+        finally:
+            nudges.cancel()
+
+    async def _nudge(self) -> None:
+        while True:
+            await asyncio.sleep(_NUDGE_INTERVAL)
+            self.send_line("xboard")
+
+    def _line_received(self, line: str) -> None:
+        if self._warm_up is not None and not self._warm_up.done():
+            LOGGER.debug("%s: >> %s (warm-up)", self, escape(line))
+            if _FEATURE.match(line):
+                self.spoke = True
+            if _FEATURES_DONE.match(line):
+                self._warm_up.set_result(None)
+            elif not self._refused(line, frozenset({"xboard", "protover"})):
+                self.alive = True
+            return
+        if _ECHOES.match(line):
+            LOGGER.debug("%s: >> %s (echo, ignored)", self, escape(line))
+            return
+        if self._refused(line, frozenset()):
+            return
+        legacy = _LEGACY_MOVE.match(line)
+        if legacy:
+            line = f"move {legacy.group(1)}"
+        if _GAME_OVER.match(line):
+            self._stale_move_possible = True
+        elif self._stale_move_possible and (announced := _MOVE_ANNOUNCEMENT.match(line)):
+            self._stale_move_possible = False
+            if not self._is_legal(announced.group(1)):
+                LOGGER.debug("%s: >> %s (stale move after a game over, ignored)", self, line)
+                return
+        elif line[:1].isdigit() and len(words := line.split()) >= 4:
+            self._variation = [word for word in words[4:] if not _MOVE_NUMBER.match(word)]
+            self._hold(line, scored=True)  # python-chess keeps only the latest post anyway
+            return
+        for held in self._held_lines():
+            super()._line_received(held)
+        super()._line_received(line)
+
+    def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
+        """The variation's words are SAN or coordinates, read move by move from ``board``."""
+        line = board.copy(stack=False)
+        moves: list[chess.Move] = []
+        for word in self._variation[:limit]:
+            try:
+                moves.append(line.push_xboard(word))
+            except ValueError:
+                break
+        return tuple(moves)
+
+    def settle_options(self) -> None:
+        """Nothing to do: XBoard engines are sent their few options with each ``new``."""
+
+    def _is_command(self, word: str) -> bool:
+        return word in _XBOARD_COMMANDS
+
+    def _send_stop(self) -> None:
+        self.send_line("?")
+
+    def _is_legal(self, announced: str) -> bool:
+        try:
+            self.board.parse_xboard(announced)
+        except ValueError:
+            return False
+        return True
+
+
+def _log_refusal(command: str, line: str) -> None:
+    LOGGER.warning("the engine refused %r: %s", command, escape(line))

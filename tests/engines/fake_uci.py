@@ -1,0 +1,85 @@
+"""A scripted UCI engine for the tests: ``python fake_uci.py BEHAVIOUR SCORE LOG``.
+
+Every line it receives is appended to LOG, so a test can see what the client sent
+(``go wtime ...``, ``stop``). It plays ``e2e4``/``e7e5`` when legal, else the first legal
+move in UCI order. Behaviours:
+
+- ``normal``: answers ``go`` at once;
+- ``crash``, ``crash-once``: exits on ``go`` (always, or the first time);
+- ``stall-start-once``: the first process names itself, then never finishes ``uci``;
+- ``obey-stop``: searches until ``stop``, printing a principal variation first;
+- ``deaf``: prints a principal variation on ``go``, then answers nothing, ``stop`` included;
+- ``silent``: answers neither ``go`` nor ``stop`` and prints no variation.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import chess
+
+PREFERRED = ("e2e4", "e7e5")
+
+
+def choose(board: chess.Board) -> chess.Move:
+    for uci in PREFERRED:
+        move = chess.Move.from_uci(uci)
+        if move in board.legal_moves:
+            return move
+    return sorted(board.legal_moves, key=chess.Move.uci)[0]
+
+
+def main() -> None:
+    behaviour, score, log = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    board = chess.Board()
+    searching: chess.Move | None = None
+    for line in sys.stdin:
+        with log.open("a") as record:
+            record.write(line)
+        words = line.split()
+        if not words:
+            continue
+        command = words[0]
+        if command == "uci":
+            stalled = log.with_suffix(".stalled")
+            print("id name Fake Engine 1.0", flush=True)
+            if behaviour == "stall-start-once" and not stalled.exists():
+                stalled.write_text("x")
+                continue
+            print("option name Hash type spin default 16 min 1 max 1024")
+            print("uciok", flush=True)
+        elif command == "isready":
+            print("readyok", flush=True)
+        elif command == "position":
+            board = chess.Board() if words[1] == "startpos" else chess.Board(
+                " ".join(words[2:8])
+            )
+            if "moves" in words:
+                for uci in words[words.index("moves") + 1:]:
+                    board.push_uci(uci)
+        elif command == "go":
+            crashed = log.with_suffix(".crashed")
+            if behaviour == "crash" or (behaviour == "crash-once" and not crashed.exists()):
+                crashed.write_text("x")
+                sys.exit(3)
+            move = choose(board)
+            board.push(move)
+            answer = choose(board) if board.legal_moves else None
+            board.pop()
+            pv = f"{move.uci()} {answer.uci()}" if answer else move.uci()
+            if behaviour != "silent":
+                print(f"info depth 3 score {score} nodes 1234 time 2500 pv {pv}", flush=True)
+            if behaviour in ("obey-stop", "deaf", "silent"):
+                searching = move
+                continue
+            print(f"bestmove {move.uci()}", flush=True)
+        elif command == "stop" and searching is not None and behaviour == "obey-stop":
+            print(f"bestmove {searching.uci()}", flush=True)
+            searching = None
+        elif command == "quit":
+            break
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""Starting an engine: finding the program and its protocol, failing fast with one line."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from pathlib import Path
+
+import chess
+import pytest
+from enginetools import run, running, sent, timed, uci_settings, xboard_settings
+
+from serialref.client import startup
+from serialref.client.engine import EnginePlayer
+from serialref.client.options import EngineSettings
+from serialref.client.startup import EngineProtocol
+from serialref.errors import EngineError
+
+
+def test_xboard_is_a_protocol_choice() -> None:
+    assert EngineProtocol("xboard") is EngineProtocol.XBOARD
+    with pytest.raises(ValueError):
+        EngineProtocol("cecp")
+
+
+def test_a_bare_name_is_looked_for_on_path_then_in_the_games_directories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    games = tmp_path / "games"
+    games.mkdir()
+    program = games / "fakefish"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setattr(startup, "ENGINE_DIRECTORIES", (str(tmp_path / "none"), str(games)))
+    assert startup.find_program("fakefish") == str(program)
+    assert startup.find_program("./relative/path") == "./relative/path"
+    with pytest.raises(EngineError) as caught:
+        startup.find_program("nofish")
+    assert str(caught.value) == (
+        f"engine program 'nofish' not found on PATH or in {tmp_path / 'none'} or {games}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (("cat",), "'cat' is not a UCI or XBoard engine: it echoed 'uci' back; it echoed 'xboard'"),
+        (("true",), "'true' is not a UCI or XBoard engine: it exited (code 0) before answering"),
+        (("no-such-engine",), "engine program 'no-such-engine' not found on PATH or in"),
+    ],
+)
+def test_a_program_that_is_no_engine_fails_fast_with_one_clear_error(
+    command: tuple[str, ...], message: str
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(EngineError) as caught:
+        run(EnginePlayer(EngineSettings(command=command)).start())
+    assert str(caught.value).startswith(message)
+    assert "\n" not in str(caught.value)
+    assert time.monotonic() - started < 5.0
+
+
+def test_a_silent_program_is_given_up_after_the_probe(tmp_path: Path) -> None:
+    script = tmp_path / "mute.py"
+    script.write_text("import sys\nfor line in sys.stdin:\n    pass\n")
+    settings = EngineSettings(
+        command=(sys.executable, str(script)), protocol=EngineProtocol.UCI, max_restarts=1
+    )
+    with pytest.raises(EngineError) as caught:
+        run(EnginePlayer(settings).start())
+    assert str(caught.value) == (
+        "'python3' is not a working uci engine: no answer to 'uci' within 2 s (2 tries)"
+    ).replace("python3", Path(sys.executable).name)
+
+
+def test_the_protocol_is_found_out_when_not_given(tmp_path: Path) -> None:
+    async def scenario() -> tuple[EngineProtocol | None, EngineProtocol | None, str]:
+        async with (
+            running(uci_settings(tmp_path / "uci.log")) as uci,
+            running(xboard_settings(tmp_path / "xboard.log")) as xboard,
+        ):
+            decision = await xboard.think(timed(30.0))
+            assert decision.move == chess.Move.from_uci("e2e4")
+            return uci.protocol, xboard.protocol, xboard.name
+
+    assert run(scenario()) == (EngineProtocol.UCI, EngineProtocol.XBOARD, "Fake XBoard")
+    # The XBoard engine was asked 'uci' first (in a process of its own).
+    assert "uci" in sent(tmp_path / "xboard.log")
+
+
+def test_a_start_up_that_stalls_is_tried_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> str:
+        settings = uci_settings(
+            tmp_path / "uci.log", "stall-start-once", protocol=EngineProtocol.UCI,
+            start_timeout=2.5,
+        )
+        async with running(settings) as player:
+            return player.name
+
+    caplog.set_level(logging.INFO, logger="serialref.client.startup")
+    assert run(scenario()) == "Fake Engine 1.0"
+    assert "uci handshake stalled after 2.5 s; starting it again (attempt 1 of 4)" in caplog.text
