@@ -36,7 +36,7 @@ from serialref import records
 from serialref.clock import TimeControl
 from serialref.daemon import PortPlan, RefereeDaemon
 from serialref.epd import EpdRecord, format_record, parse_record
-from serialref.events import MatchEvent, MatchListener, MovePlayed
+from serialref.events import MatchEvent, MatchListener, MovePlayed, Recorder
 from serialref.framing import Line, LineFramer
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
@@ -108,7 +108,13 @@ class TimedJournal(JournalRecorder):
         before = time.thread_time()
         super().handle(event)
         self._ply += time.thread_time() - before
-        if isinstance(event, MovePlayed):
+
+    def sync(self) -> None:
+        """The move's fsync, after the step: it closes the ply's account."""
+        before = time.thread_time()
+        super().sync()
+        self._ply += time.thread_time() - before
+        if self._ply:
             self.per_ply.append(self._ply)
             self._ply = 0.0
 
@@ -164,7 +170,7 @@ def play_game(
     timer = PlyTimer()
     stopper = StopAfter(PLIES)
     observers: list[MatchListener] = [timer, stopper]
-    recorders: list[MatchListener] = []
+    recorders: list[Recorder] = []
     journal: TimedJournal | None = None
     if recorded:
         number = len(list(workdir.glob("journal-*.jsonl")))

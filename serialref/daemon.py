@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 
 from serialref.errors import LineLostError, PortOpenError, SerialrefError
-from serialref.events import MatchListener
+from serialref.events import MatchListener, Recorder
 from serialref.link import (
     LineReceived,
     LineWriter,
@@ -250,7 +250,7 @@ class RefereeDaemon:
         self,
         settings: MatchSettings,
         ports: Sequence[PortPlan],
-        recorders: Sequence[MatchListener] = (),
+        recorders: Sequence[Recorder] = (),
         observers: Sequence[MatchListener] = (),
         *,
         clock: Callable[[], float] = time.monotonic,
@@ -302,14 +302,16 @@ class RefereeDaemon:
             if self.referee.done:
                 return
             self._handle(event)
-        # A deadline is kept even when lines keep coming: noise on one port must not
-        # hold off the other player's flag or a reset delay.
-        if not self.referee.done and (
-            not events or (deadline is not None and self._clock() >= deadline)
-        ):
+        # Timers run when a deadline is due, whether or not lines came: noise on one port
+        # must not hold off the other player's flag, and a line arriving a few bytes at a
+        # time (a UART's FIFO, a paced relay) must not run them for every few bytes.
+        if not self.referee.done and deadline is not None and self._clock() >= deadline:
             self._retry_ports()
             self._check_writers()
             self.referee.on_timer()
+        if not self.referee.done:
+            # The move just relayed becomes durable before the loop waits again.
+            self.referee.sync_records()
         handled = self._clock()
         if handled - woke > STALL_THRESHOLD and not self.referee.done:
             self.referee.on_stall(woke, handled)

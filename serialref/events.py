@@ -202,10 +202,21 @@ EVENT_TYPES: dict[str, type[MatchEvent]] = {
 class MatchListener(Protocol):
     """Receives every event on the referee thread; must return quickly.
 
-    A recorder raises :class:`~serialref.errors.RecorderError` when it cannot keep an
-    event; an observer must not raise at all (one that does is detached).
+    An observer must not raise at all (one that does is detached).
     """
 
     def handle(self, event: MatchEvent) -> None: ...
 
     def close(self) -> None: ...
+
+
+class Recorder(MatchListener, Protocol):
+    """A listener whose record must not be lost: the journal, the PGN file.
+
+    :meth:`handle` and :meth:`sync` raise :class:`~serialref.errors.RecorderError`
+    when the record cannot be kept; the match then stops.
+    """
+
+    def sync(self) -> None:
+        """Make durable what is still only written; the referee calls it after each step."""
+        ...

@@ -47,6 +47,7 @@ from serialref.events import (
     PlayerSignedOff,
     PlayerSignedOn,
     RecordSent,
+    Recorder,
     RefereeStalled,
 )
 from serialref.game import GameReferee, ResumedGame
@@ -160,7 +161,7 @@ class MatchReferee:
         self,
         settings: MatchSettings,
         wire: Wire,
-        recorders: Sequence[MatchListener] = (),
+        recorders: Sequence[Recorder] = (),
         observers: Sequence[MatchListener] = (),
         *,
         clock: Callable[[], float] = time.monotonic,
@@ -374,6 +375,15 @@ class MatchReferee:
 
     def game_over(self, game: GameReferee, verdict: Verdict) -> None:
         self.game_decided(verdict=verdict, white_port=game.white_port)
+
+    def sync_records(self) -> None:
+        """Make the records of the step just handled durable (the loop calls it each step)."""
+        for recorder in self._recorders:
+            try:
+                recorder.sync()
+            except RecorderError as exc:
+                self._storage_failed(exc)
+                raise
 
     def publish(self, event: MatchEvent) -> None:
         """Recorders first, in order; a journal that fails stops the match (PROTOCOL.md 7)."""

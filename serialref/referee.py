@@ -27,6 +27,7 @@ from serialref.events import (
     MatchListener,
     MovePlayed,
     PgnAppended,
+    Recorder,
 )
 from serialref.notify import SystemdNotifier
 from serialref.observers.console import ConsoleObserver
@@ -163,7 +164,7 @@ def run_referee(
             LOGGER.warning("%s holds no unfinished match: starting a new match", config.journal)
     notifier = SystemdNotifier()
     with ExitStack() as stack:
-        recorders: list[MatchListener] = []
+        recorders: list[Recorder] = []
         journal: JournalRecorder | None = None
         if config.journal is not None:
             journal = JournalRecorder(config.journal)

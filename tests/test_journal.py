@@ -273,7 +273,21 @@ def test_a_failing_fsync_is_a_recorder_error(
 
     monkeypatch.setattr(os, "fsync", fail)
     with pytest.raises(RecorderError, match=rf"cannot write {journal_path}: No space left"):
-        recorder.handle(move(1, 1))
+        recorder.handle(started(1))
+
+
+def test_a_failing_sync_after_the_step_is_a_recorder_error(
+    recorder: JournalRecorder, monkeypatch: pytest.MonkeyPatch, journal_path: Path
+) -> None:
+    def fail(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "fsync", fail)
+    recorder.handle(move(1, 1))
+    with pytest.raises(RecorderError, match=rf"cannot sync {journal_path}: Input/output error"):
+        recorder.sync()
+    with pytest.raises(RecorderError, match="journal stopped at that error"):
+        recorder.handle(move(1, 2))
 
 
 # --- durability ------------------------------------------------------------------------
@@ -296,11 +310,26 @@ def test_fsync_after_every_event_a_restore_needs(
         synced_after[type(event).__name__] = len(synced) - before
     assert synced_after == {
         "MatchStarted": 1, "PlayerSignedOn": 1, "PlayerSignedOff": 1, "GameStarted": 1,
-        "MovePlayed": 1, "GameEnded": 1, "MatchEnded": 1, "PgnAppended": 1,
+        "MovePlayed": 0, "GameEnded": 1, "MatchEnded": 1, "PgnAppended": 1,
         "RecordSent": 0, "LineReceived": 0, "Infraction": 0, "LinesIgnored": 0,
         "RefereeStalled": 0,
     }
     assert set(synced) == {str(journal_path)}
+
+
+def test_a_move_is_synced_when_the_step_is_over_once(
+    recorder: JournalRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    recorder.handle(EVERY_EVENT[0])  # MatchStarted: synced at once
+    assert len(synced) == 1
+    recorder.handle(move(1, 1))
+    recorder.handle(RecordSent(port="a", text="refcom respond;", wall=1.7e9, left_at=3.0))
+    assert len(synced) == 1  # the respond went out before the move reached the disk
+    recorder.sync()
+    recorder.sync()
+    assert len(synced) == 2
 
 
 # --- games -----------------------------------------------------------------------------

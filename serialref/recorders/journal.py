@@ -1,10 +1,15 @@
 """The transcript journal: every match event as one JSON object per line.
 
 The journal is the source of truth for resuming a match after a crash, so it is
-written before anything else can be lost: one line per event, flushed at once,
-and ``fsync``-ed after every event a restore depends on (a player signing on or
-off, a game starting or ending, each move, the match starting or ending, a game
-reaching the PGN file).
+written before anything else can be lost: one line per event, flushed at once
+(a process that dies loses nothing the kernel has), and ``fsync``-ed for every
+event a restore depends on (a player signing on or off, a game starting or ending,
+the match starting or ending, a game reaching the PGN file) before the referee goes
+on. A move is the one exception: it is synced by :meth:`JournalRecorder.sync`, which
+the referee calls once it has relayed the move and before it waits for the next
+line, so the disk's latency is not in the player's turnaround. A power cut between
+the two loses at most that move, which a restart then asks for again; the opponent,
+restored to the position before it, finds its answer out of turn (PROTOCOL.md 6, 7).
 The chatter of the line (records sent and received, infractions) is flushed but
 not synced: losing its last lines in a power cut costs no game state.
 
@@ -66,11 +71,12 @@ _SYNCED_EVENTS = (
     PlayerSignedOn,
     PlayerSignedOff,
     GameStarted,
-    MovePlayed,
     GameEnded,
     MatchEnded,
     PgnAppended,
 )
+# Events synced once the step that made them is over (see the module docstring).
+_SYNCED_AFTER_THE_STEP = (MovePlayed,)
 
 
 def recorder_error(action: str, path: Path, exc: OSError) -> RecorderError:
@@ -112,6 +118,7 @@ class JournalRecorder:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._failure: RecorderError | None = None
+        self._unsynced = False
         try:
             if path.is_file():
                 _cut_torn_tail(path)
@@ -129,13 +136,28 @@ class JournalRecorder:
             self._file.flush()
             if isinstance(event, _SYNCED_EVENTS):
                 os.fsync(self._file.fileno())
+                self._unsynced = False
+            elif isinstance(event, _SYNCED_AFTER_THE_STEP):
+                self._unsynced = True
         except OSError as exc:
             self._failure = recorder_error("write", self._path, exc)
             raise self._failure from exc
 
+    def sync(self) -> None:
+        """Put on disk what the last step wrote (a move); nothing to do when it is there."""
+        if not self._unsynced or self._failure is not None:
+            return
+        try:
+            os.fsync(self._file.fileno())
+        except OSError as exc:
+            self._failure = recorder_error("sync", self._path, exc)
+            raise self._failure from exc
+        self._unsynced = False
+
     def close(self) -> None:
         """Close the file; after a write failure the error was reported already, so only log."""
         try:
+            self.sync()
             self._file.close()
         except OSError as exc:
             if self._failure is None:

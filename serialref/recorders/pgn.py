@@ -242,6 +242,9 @@ class PgnRecorder:
                 self._started, self._moves = None, []
                 self._write_waiting()
 
+    def sync(self) -> None:
+        """Nothing waits: each game is synced as it is written."""
+
     def close(self) -> None:
         """Leave an unfinished game to the journal: PGN holds finished games only."""
         if self._started is not None:
