@@ -34,13 +34,13 @@ from games import long_game
 
 from serialref import records
 from serialref.clock import TimeControl
-from serialref.daemon import PortPlan, RefereeDaemon
 from serialref.epd import EpdRecord, format_record, parse_record
 from serialref.events import MatchEvent, MatchListener, MovePlayed, Recorder
-from serialref.framing import Line, LineFramer
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
-from serialref.settings import MatchSettings
+from serialref.referee.daemon import PortPlan, RefereeDaemon
+from serialref.referee.settings import MatchSettings
+from serialref.wire.framing import Line, LineFramer
 
 PLIES = 440
 THINK_PLY = 30  # the ply at which White thinks for THINK_SECONDS

@@ -19,7 +19,7 @@ from serialref import __version__
 from serialref.errors import InputError, SerialrefError
 
 if TYPE_CHECKING:
-    from serialref.config import MatchConfig
+    from serialref.appliance.config import MatchConfig
 
 LOGGER = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def _exit_code_for(exc: SerialrefError) -> int:
 
 
 def _setup_logging(args: argparse.Namespace) -> None:
-    from serialref.logsetup import configure_logging
+    from serialref.appliance.logsetup import configure_logging
 
     configure_logging("debug" if args.debug else args.log_level or args.verb_log_level)
 
@@ -356,15 +356,15 @@ _MATCH_OPTIONS = (
 
 
 def _match_config(args: argparse.Namespace) -> MatchConfig:
-    from serialref.config import load_config
+    from serialref.appliance.config import load_config
 
     overrides = {name: getattr(args, name, None) for name in _MATCH_OPTIONS}
     return load_config(args.config, overrides)
 
 
 def _run_match(args: argparse.Namespace) -> int:
+    from serialref.appliance.assembly import run_referee
     from serialref.events import MatchListener
-    from serialref.referee import run_referee
 
     config = _match_config(args)
     _configure_match_logging(args, config)
@@ -391,7 +391,7 @@ def _run_match(args: argparse.Namespace) -> int:
 def _configure_match_logging(args: argparse.Namespace, config: MatchConfig) -> None:
     """The file's log_level applies unless the command line gave one."""
     if args.log_level is None and not args.debug:
-        from serialref.logsetup import configure_logging
+        from serialref.appliance.logsetup import configure_logging
 
         configure_logging(config.log_level)
 
@@ -436,8 +436,8 @@ def _add_standby_verb(
 def _run_standby(args: argparse.Namespace) -> int:
     from functools import partial
 
-    from serialref.notify import SystemdNotifier
-    from serialref.referee import match_settings, run_referee
+    from serialref.appliance.assembly import match_settings, run_referee
+    from serialref.appliance.notify import SystemdNotifier
     from serialref.standby.takeover import open_mirror, stand_by
 
     config = _match_config(args)
@@ -604,7 +604,7 @@ def _run_client(args: argparse.Namespace) -> int:
     from serialref.client.runner import run_client
     from serialref.client.startup import EngineProtocol
     from serialref.errors import ConfigError
-    from serialref.transport import PortSettings
+    from serialref.wire.transport import PortSettings
 
     player: Player
     if args.engine is not None:
@@ -668,9 +668,9 @@ def _run_config_check(args: argparse.Namespace) -> int:
     A file that cannot be read is an error like any other verb's (exit 5); a file
     that is read and refused is a rejected input (exit 1), named in the message.
     """
-    from serialref.config import check_config, missing_port_paths
+    from serialref.appliance.assembly import match_settings
+    from serialref.appliance.config import check_config, missing_port_paths
     from serialref.errors import ConfigError
-    from serialref.referee import match_settings
 
     try:
         config = check_config(args.file)
@@ -694,7 +694,7 @@ def _add_ports_verb(
 
 
 def _run_ports(args: argparse.Namespace) -> int:
-    from serialref.ports import format_ports, list_serial_ports
+    from serialref.appliance.ports import format_ports, list_serial_ports
 
     print(format_ports(list_serial_ports()))
     return EXIT_OK

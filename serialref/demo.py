@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from serialref.config import load_config
+from serialref.appliance.assembly import run_referee
+from serialref.appliance.config import load_config
 from serialref.errors import SerialrefError
-from serialref.referee import run_referee
 from serialref.testing import null_modem_cable
 
 __all__ = ["DemoResult", "run_demo"]

@@ -15,9 +15,9 @@ from typing import BinaryIO, TextIO
 
 import chess
 
-from serialref.adjudication import position_problems
 from serialref.epd import EpdRecord, format_record, parse_lenient
 from serialref.errors import ConfigError, RecordError, escape
+from serialref.referee.adjudication import position_problems
 
 __all__ = ["check_stream", "normalize_stream", "purge_stream"]
 

@@ -22,6 +22,8 @@ Foreign exceptions (``serial.SerialException``, ``termios.error``, ``OSError``,
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = [
     "ConfigError",
     "EngineError",
@@ -36,6 +38,7 @@ __all__ = [
     "TransportError",
     "UnexpectedRecordError",
     "escape",
+    "recorder_error",
 ]
 
 _ESCAPES = {0x5C: "\\\\", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
@@ -128,3 +131,13 @@ class RecorderError(SerialrefError, OSError):
 
 class EngineError(SerialrefError):
     """A chess engine behind ``serialref client`` failed or could not start."""
+
+
+def recorder_error(action: str, path: Path, exc: OSError) -> RecorderError:
+    """Word an ``OSError`` so a supervisor can act on it: which file, what happened, and
+    for a missing directory what to do (recorders never create directories: a typo in
+    a path should not scatter match records over the disk)."""
+    message = f"cannot {action} {path}: {exc.strerror or exc}"
+    if isinstance(exc, FileNotFoundError) and not path.parent.is_dir():
+        message += f" (create the directory {str(path.parent)!r} first)"
+    return RecorderError(message)

@@ -33,7 +33,7 @@ import chess
 from serialref import records
 from serialref.epd import EpdRecord, Operation, format_record, parse_record
 from serialref.errors import ConfigError, LineLostError, RecordError, SerialrefError, escape
-from serialref.framing import Line, LineFramer
+from serialref.wire.framing import Line, LineFramer
 
 __all__ = ["NullModemCable", "Peer", "answer_instantly", "null_modem", "null_modem_cable"]
 

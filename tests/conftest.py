@@ -20,7 +20,7 @@ import pytest
 import serial
 
 from serialref import testing as harness
-from serialref.transport import SerialTransport
+from serialref.wire.transport import SerialTransport
 
 pytest_plugins = ["pytester"]
 

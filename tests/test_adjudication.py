@@ -6,7 +6,7 @@ import chess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from serialref.adjudication import RefereeGame
+from serialref.referee.adjudication import RefereeGame
 
 # Positions where a move changes squares in unusual ways: both castlings, an en
 # passant capture, promotions with and without capture, a Chess960 castling where

@@ -1,4 +1,4 @@
-"""Tests for serialref.config: the TOML file, command-line overrides and one-line errors."""
+"""serialref.appliance.config: the TOML file, command-line overrides and one-line errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from serialref.config import (
+from serialref.appliance.config import (
     DEFAULT_CONFIG_PATH,
     OVERRIDE_NAMES,
     check_config,

@@ -16,12 +16,12 @@ import pytest
 
 from serialref import records
 from serialref.clock import TimeControl
-from serialref.daemon import PortPlan, RefereeDaemon, StopRequested
 from serialref.epd import format_record
 from serialref.events import MatchEvent, PlayerSignedOff
-from serialref.link import LinkEvent, MalformedLineReceived
-from serialref.settings import MatchSettings
+from serialref.referee.daemon import PortPlan, RefereeDaemon, StopRequested
+from serialref.referee.settings import MatchSettings
 from serialref.testing import Peer, null_modem
+from serialref.wire.link import LinkEvent, MalformedLineReceived
 
 RUN_TIMEOUT = 5.0
 IDLE_SECONDS = 0.5

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from serialref.errors import ConfigError
-from serialref.framing import MAX_LINE, FrameEvent, Line, LineFramer, MalformedLine
+from serialref.wire.framing import MAX_LINE, FrameEvent, Line, LineFramer, MalformedLine
 
 Chunker = Callable[[bytes], list[bytes]]
 

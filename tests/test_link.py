@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from serialref.errors import ConfigError, FramingError, LineLostError, SerialrefError
-from serialref.framing import MAX_LINE
-from serialref.link import LineReceived, LinkEvent, LinkLost, MalformedLineReceived, PortLink
 from serialref.testing import Peer
-from serialref.transport import SerialTransport
+from serialref.wire.framing import MAX_LINE
+from serialref.wire.link import LineReceived, LinkEvent, LinkLost, MalformedLineReceived, PortLink
+from serialref.wire.transport import SerialTransport
 
 EVENT_TIMEOUT = 5.0
 IDLE_SECONDS = 0.5
@@ -236,7 +236,7 @@ def test_a_bug_in_the_reader_still_reports_the_link_lost(
     def broken_feed(self: object, data: bytes) -> list[object]:
         raise ZeroDivisionError("framer bug")
 
-    monkeypatch.setattr("serialref.link.LineFramer.feed", broken_feed)
+    monkeypatch.setattr("serialref.wire.link.LineFramer.feed", broken_feed)
     peer.send_line("anything")
     lost = next_event(events)
     assert isinstance(lost, LinkLost)
@@ -328,7 +328,7 @@ def test_a_bug_in_polled_framing_still_reports_the_link_lost(
     def broken_feed(self: object, data: bytes) -> list[object]:
         raise ZeroDivisionError("framer bug")
 
-    monkeypatch.setattr("serialref.link.LineFramer.feed", broken_feed)
+    monkeypatch.setattr("serialref.wire.link.LineFramer.feed", broken_feed)
     peer.send_line("anything")
     (lost,) = poll(link)
     assert isinstance(lost, LinkLost)

@@ -1,4 +1,4 @@
-"""Tests for serialref.logsetup: terminal format, journald format, reconfiguration."""
+"""Tests for serialref.appliance.logsetup: terminal format, journald format, reconfiguration."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import TextIO
 
 import pytest
 
+from serialref.appliance.logsetup import configure_logging, is_journal_stream
 from serialref.errors import ConfigError
-from serialref.logsetup import configure_logging, is_journal_stream
 
 
 @pytest.fixture(autouse=True)
@@ -51,11 +51,13 @@ def test_terminal_format_has_time_level_and_logger(monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv("JOURNAL_STREAM", raising=False)
     stream = io.StringIO()
     configure_logging("info", stream=stream)
-    logging.getLogger("serialref.match").warning("flag fell for %s", "Player B")
-    logging.getLogger("serialref.match").debug("not shown")
+    logging.getLogger("serialref.referee.match").warning("flag fell for %s", "Player B")
+    logging.getLogger("serialref.referee.match").debug("not shown")
     line = stream.getvalue()
     assert re.fullmatch(
-        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d WARNING serialref\.match: flag fell for Player B\n", line
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d WARNING serialref\.referee\.match: flag fell for"
+        r" Player B\n",
+        line,
     ), line
 
 
@@ -64,18 +66,18 @@ def test_journal_format_has_priorities_and_no_time(
 ) -> None:
     monkeypatch.setenv("JOURNAL_STREAM", journal_stream_of(log_file))
     configure_logging("debug", stream=log_file)
-    logger = logging.getLogger("serialref.match")
+    logger = logging.getLogger("serialref.referee.match")
     logger.critical("c")
     logger.error("e")
     logger.warning("w")
     logger.info("i")
     logger.debug("d")
     assert written(log_file).splitlines() == [
-        "<2>serialref.match: c",
-        "<3>serialref.match: e",
-        "<4>serialref.match: w",
-        "<6>serialref.match: i",
-        "<7>serialref.match: d",
+        "<2>serialref.referee.match: c",
+        "<3>serialref.referee.match: e",
+        "<4>serialref.referee.match: w",
+        "<6>serialref.referee.match: i",
+        "<7>serialref.referee.match: d",
     ]
 
 
@@ -87,7 +89,7 @@ def test_journal_format_prefixes_every_line_of_a_traceback(
     try:
         raise RuntimeError("boom")
     except RuntimeError:
-        logging.getLogger("serialref.daemon").exception("referee failed")
+        logging.getLogger("serialref.referee.daemon").exception("referee failed")
     lines = written(log_file).splitlines()
     assert len(lines) > 2
     assert all(line.startswith("<3>") for line in lines)

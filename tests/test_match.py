@@ -22,10 +22,10 @@ from serialref.events import (
     MatchEvent,
     MovePlayed,
 )
-from serialref.match import MatchReferee, MatchState, ResumePoint
-from serialref.openings import Opening
-from serialref.session import SessionState
-from serialref.settings import MatchSettings
+from serialref.referee.match import MatchReferee, MatchState, ResumePoint
+from serialref.referee.openings import Opening
+from serialref.referee.session import SessionState
+from serialref.referee.settings import MatchSettings
 
 START = chess.STARTING_FEN
 WALL = 1_795_000_000.0  # 2026-11-18, a fixed wall clock for the Date tag

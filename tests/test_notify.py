@@ -1,4 +1,4 @@
-"""Tests for serialref.notify against a fake NOTIFY_SOCKET: a unix datagram socket of ours."""
+"""serialref.appliance.notify against a fake NOTIFY_SOCKET: a unix datagram socket of ours."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from serialref.notify import SystemdNotifier
+from serialref.appliance.notify import SystemdNotifier
 
 RECEIVE_TIMEOUT = 5.0
 
@@ -106,7 +106,7 @@ def test_reads_the_process_environment_by_default(
 
 
 def test_relative_notify_socket_is_ignored_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="serialref.notify"):
+    with caplog.at_level(logging.WARNING, logger="serialref.appliance.notify"):
         notifier = SystemdNotifier({"NOTIFY_SOCKET": "run/notify"})
     assert not notifier.enabled
     assert "neither a path nor an abstract @name" in caplog.text
@@ -134,7 +134,7 @@ def test_failure_is_logged_once_and_never_raised(
 ) -> None:
     notifier = SystemdNotifier({"NOTIFY_SOCKET": str(tmp_path / "nobody-listens")})
     try:
-        with caplog.at_level(logging.DEBUG, logger="serialref.notify"):
+        with caplog.at_level(logging.DEBUG, logger="serialref.appliance.notify"):
             notifier.ready()
             notifier.watchdog()
             notifier.watchdog()

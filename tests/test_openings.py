@@ -8,7 +8,7 @@ import chess
 import pytest
 
 from serialref.errors import ConfigError
-from serialref.openings import load_openings, opening_from_fen
+from serialref.referee.openings import load_openings, opening_from_fen
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "epd"
 

@@ -1,4 +1,4 @@
-"""Tests for serialref.ports with fake pyserial ListPortInfo objects and a fake udev database."""
+"""serialref.appliance.ports with fake pyserial ListPortInfo objects and a fake udev database."""
 
 from __future__ import annotations
 
@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 from serial.tools import list_ports
 
+from serialref.appliance.ports import (
+    PortInfo,
+    format_ports,
+    list_serial_ports,
+    port_info,
+    udev_rule,
+)
 from serialref.errors import ConfigError
-from serialref.ports import PortInfo, format_ports, list_serial_ports, port_info, udev_rule
 
 PI4_ID_PATH = "platform-fd500000.pcie-pci-0000:01:00.0-usb-0:1.3:1.0"
 ACTIONS = 'GROUP="dialout", MODE="0660", TAG+="systemd", ENV{ID_MM_DEVICE_IGNORE}="1"'

@@ -17,8 +17,8 @@ from serialref.events import (
     MatchStarted,
     MovePlayed,
 )
-from serialref.match import ResumePoint
 from serialref.observers.progress import ProgressObserver
+from serialref.referee.match import ResumePoint
 
 
 def started(game: int, white_port: str, names: tuple[str, str] = ("Alpha", "Beta")) -> GameStarted:

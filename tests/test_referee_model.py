@@ -36,10 +36,10 @@ from serialref.clock import TimeControl
 from serialref.epd import EpdRecord, Operation, format_record, parse_record
 from serialref.errors import LineLostError
 from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed
-from serialref.match import MatchReferee, MatchState
 from serialref.recorders.journal import decode_entry, encode_entry
-from serialref.resume import unfinished_match
-from serialref.settings import PORTS, MatchSettings
+from serialref.referee.match import MatchReferee, MatchState
+from serialref.referee.resume import unfinished_match
+from serialref.referee.settings import PORTS, MatchSettings
 
 SETTINGS = MatchSettings(
     games=3,
@@ -374,7 +374,7 @@ class RefereeModel(RuleBasedStateMachine):
         self._resumed_asks_for_the_same_position(point)
 
     def _resumed_asks_for_the_same_position(self, point: object) -> None:
-        from serialref.match import ResumePoint
+        from serialref.referee.match import ResumePoint
 
         assert isinstance(point, ResumePoint)
         players = {port: Player(port) for port in PORTS}

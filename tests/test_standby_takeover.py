@@ -20,9 +20,9 @@ from standby_peers import (
     watching_log,
 )
 
-from serialref.config import MatchConfig, load_config
+from serialref.appliance.assembly import match_settings
+from serialref.appliance.config import MatchConfig, load_config
 from serialref.errors import ConfigError, PortOpenError
-from serialref.referee import match_settings
 from serialref.standby.takeover import open_mirror, stand_by, take_over
 from serialref.standby.wire import FrameKind
 

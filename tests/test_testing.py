@@ -18,7 +18,7 @@ import serial
 
 from serialref.errors import ConfigError, LineLostError, SerialrefError
 from serialref.testing import NullModemCable, Peer, null_modem, null_modem_cable
-from serialref.transport import SerialTransport
+from serialref.wire.transport import SerialTransport
 
 if TYPE_CHECKING:
     from conftest import ReadExactly

@@ -19,7 +19,7 @@ import serial
 
 from serialref.errors import ConfigError, LineLostError, PortOpenError, SerialrefError
 from serialref.testing import Peer
-from serialref.transport import PortSettings, SerialTransport
+from serialref.wire.transport import PortSettings, SerialTransport
 
 if TYPE_CHECKING:
     from conftest import ReadExactly
@@ -367,7 +367,7 @@ def test_read_nowait_returns_everything_waiting(
     port_and_peer: tuple[SerialTransport, Peer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     transport, peer = port_and_peer
-    monkeypatch.setattr("serialref.transport._READ_SIZE", 4)  # several chunks for one call
+    monkeypatch.setattr("serialref.wire.transport._READ_SIZE", 4)  # several chunks for one call
     peer.send_bytes(b"one\r\ntwo\r\n")
     wait_readable(transport)
     assert transport.read_nowait() == b"one\r\ntwo\r\n"

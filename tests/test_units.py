@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from serialref.ports import RULE_ACTIONS, PortInfo, udev_rule
+from serialref.appliance.ports import RULE_ACTIONS, PortInfo, udev_rule
 
 ROOT = Path(__file__).resolve().parent.parent
 SYSTEMD = ROOT / "systemd"

@@ -42,8 +42,8 @@ from pathlib import Path
 from serialref.client.players import Player, ThinkRequest
 from serialref.client.session import SAFETY_MARGIN, PlayerSession, SessionOutput
 from serialref.errors import EngineError, LineLostError, PortOpenError, RecorderError, escape
-from serialref.link import LineReceived, LinkEvent, MalformedLineReceived, PortLink
-from serialref.transport import PortSettings, SerialTransport
+from serialref.wire.link import LineReceived, LinkEvent, MalformedLineReceived, PortLink
+from serialref.wire.transport import PortSettings, SerialTransport
 
 __all__ = [
     "EXIT_DISCONNECTED",

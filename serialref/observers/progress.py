@@ -30,7 +30,7 @@ from serialref.events import GameEnded, GameStarted, MatchEnded, MatchEvent, Mat
 from serialref.observers.output import ObserverOutput, printable
 
 if TYPE_CHECKING:
-    from serialref.match import ResumePoint
+    from serialref.referee.match import ResumePoint
 
 __all__ = ["ProgressObserver", "format_estimate"]
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from serialref.errors import RecorderError, escape
+from serialref.errors import RecorderError, escape, recorder_error
 from serialref.events import (
     EVENT_TYPES,
     GameEnded,
@@ -78,15 +78,6 @@ _SYNCED_EVENTS = (
 # Events synced once the step that made them is over (see the module docstring).
 _SYNCED_AFTER_THE_STEP = (MovePlayed,)
 
-
-def recorder_error(action: str, path: Path, exc: OSError) -> RecorderError:
-    """Word an ``OSError`` so a supervisor can act on it: which file, what happened, and
-    for a missing directory what to do (recorders never create directories: a typo in
-    a path should not scatter match records over the disk)."""
-    message = f"cannot {action} {path}: {exc.strerror or exc}"
-    if isinstance(exc, FileNotFoundError) and not path.parent.is_dir():
-        message += f" (create the directory {str(path.parent)!r} first)"
-    return RecorderError(message)
 
 
 def _cut_torn_tail(path: Path) -> None:

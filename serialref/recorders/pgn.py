@@ -31,9 +31,9 @@ import chess
 import chess.pgn
 
 from serialref.clock import format_clock, side_index
-from serialref.errors import RecorderError
+from serialref.errors import RecorderError, recorder_error
 from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed
-from serialref.recorders.journal import JournalGame, recorder_error
+from serialref.recorders.journal import JournalGame
 
 __all__ = ["PgnRecorder", "game_to_pgn"]
 

@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from serialref.errors import ConfigError, ProtocolError, escape
-from serialref.recorders.journal import recorder_error
+from serialref.errors import ConfigError, ProtocolError, escape, recorder_error
 from serialref.standby.validation import JournalValidator
 from serialref.standby.wire import (
     MAX_PAYLOAD,

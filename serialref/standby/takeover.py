@@ -1,7 +1,7 @@
 """Standing by: mirror the primary, and take its match over when it falls silent.
 
 The referee that takes over is passed in (``run_match``, in practice
-:func:`serialref.referee.run_referee` with its console bound), so this package
+:func:`serialref.appliance.assembly.run_referee` with its console bound), so this package
 sits below the assembly and can be tested with a stand-in.
 """
 
@@ -12,11 +12,11 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from serialref.config import MatchConfig
+from serialref.appliance.config import MatchConfig
+from serialref.appliance.notify import SystemdNotifier
 from serialref.errors import ConfigError, PortOpenError
-from serialref.notify import SystemdNotifier
-from serialref.resume import find_unfinished_match
-from serialref.settings import MatchSettings
+from serialref.referee.resume import find_unfinished_match
+from serialref.referee.settings import MatchSettings
 from serialref.standby.mirror import TAKEOVER_AFTER, JournalMirror
 
 __all__ = ["MatchRunner", "open_mirror", "stand_by", "take_over"]

@@ -40,8 +40,8 @@ from serialref.events import (
     MatchStarted,
     MovePlayed,
 )
-from serialref.openings import Opening
 from serialref.recorders.journal import decode_entry
+from serialref.referee.openings import Opening
 
 __all__ = ["PGN_RESULTS", "JournalValidator"]
 

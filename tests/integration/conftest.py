@@ -13,12 +13,12 @@ import pytest
 
 from serialref import records
 from serialref.clock import TimeControl
-from serialref.daemon import PortPlan, RefereeDaemon
 from serialref.epd import format_record
 from serialref.events import MatchEvent, MovePlayed
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
-from serialref.settings import MatchSettings
+from serialref.referee.daemon import PortPlan, RefereeDaemon
+from serialref.referee.settings import MatchSettings
 from serialref.testing import Peer, null_modem
 
 

@@ -22,12 +22,12 @@ import serial
 
 from serialref import records
 from serialref.clock import TimeControl
-from serialref.daemon import PortPlan, RefereeDaemon
 from serialref.epd import Operation, format_record
 from serialref.events import GameEnded, MatchEvent, MovePlayed, RecordSent
-from serialref.settings import MatchSettings
+from serialref.referee.daemon import PortPlan, RefereeDaemon
+from serialref.referee.settings import MatchSettings
 from serialref.testing import NullModemCable, Peer, answer_instantly, null_modem_cable
-from serialref.transport import PortSettings
+from serialref.wire.transport import PortSettings
 
 PLIES = 40
 ANALYSIS = (Operation.of("acn", 123456), Operation.of("acs", 1), Operation.of("ce", -35))

@@ -36,10 +36,10 @@ from standby_peers import (
     watching_log,
 )
 
-from serialref.config import MatchConfig, load_config
+from serialref.appliance.assembly import match_settings
+from serialref.appliance.config import MatchConfig, load_config
 from serialref.events import GameEnded, MatchEnded, MatchEvent, PlayerSignedOn
 from serialref.recorders.journal import JournalRecorder
-from serialref.referee import match_settings
 from serialref.standby.mirror import JournalMirror
 from serialref.standby.primary import JournalReplicator
 from serialref.standby.takeover import stand_by

@@ -20,8 +20,8 @@ from serialref import records
 from serialref.clock import TimeControl
 from serialref.epd import Operation, format_record
 from serialref.events import GameEnded
-from serialref.openings import Opening
 from serialref.recorders.journal import read_journal
+from serialref.referee.openings import Opening
 from serialref.testing import Peer
 
 if TYPE_CHECKING:

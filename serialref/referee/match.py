@@ -10,11 +10,11 @@ observers (one that fails is detached). It never sleeps and never reads a port,
 so tests drive it with a fake clock and a fake wire.
 
 The match is a ``transitions`` state machine declared as one table: waiting for
-players, in a game (:class:`serialref.game.GameReferee`), between games, done.
+players, in a game (:class:`serialref.referee.game.GameReferee`), between games, done.
 The game to play next is always the one after the games that have a result, so a
 game interrupted before it began is played again with the same number and colours,
 and a game is never skipped (PROTOCOL.md 7). The per-port state lives in
-:class:`serialref.session.PortSession`.
+:class:`serialref.referee.session.PortSession`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import chess
 from transitions import Machine
 
 from serialref import records
-from serialref.adjudication import Verdict
 from serialref.clock import ChessClock
 from serialref.epd import EpdRecord, format_record, parse_record
 from serialref.errors import LineLostError, RecorderError, RecordError, UnexpectedRecordError
@@ -46,15 +45,16 @@ from serialref.events import (
     MovePlayed,
     PlayerSignedOff,
     PlayerSignedOn,
-    RecordSent,
     Recorder,
+    RecordSent,
     RefereeStalled,
 )
-from serialref.game import GameReferee, ResumedGame
-from serialref.openings import Opening
 from serialref.records import Refreq
-from serialref.session import IgnoredLines, PortSession, SessionState
-from serialref.settings import PORTS, MatchSettings
+from serialref.referee.adjudication import Verdict
+from serialref.referee.game import GameReferee, ResumedGame
+from serialref.referee.openings import Opening
+from serialref.referee.session import IgnoredLines, PortSession, SessionState
+from serialref.referee.settings import PORTS, MatchSettings
 
 LOGGER = logging.getLogger(__name__)
 

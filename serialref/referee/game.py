@@ -30,16 +30,6 @@ import chess
 from transitions import Machine
 
 from serialref import records
-from serialref.adjudication import (
-    RefereeGame,
-    ReplyKind,
-    Ruling,
-    Termination,
-    Verdict,
-    judge_reply,
-    positions_match,
-    wrong_position,
-)
 from serialref.clock import ChessClock
 from serialref.epd import EpdRecord
 from serialref.events import (
@@ -50,8 +40,18 @@ from serialref.events import (
     MovePlayed,
     PlayerSignedOff,
 )
-from serialref.session import PortSession
-from serialref.settings import PORTS, MatchSettings, other_port
+from serialref.referee.adjudication import (
+    RefereeGame,
+    ReplyKind,
+    Ruling,
+    Termination,
+    Verdict,
+    judge_reply,
+    positions_match,
+    wrong_position,
+)
+from serialref.referee.session import PortSession
+from serialref.referee.settings import PORTS, MatchSettings, other_port
 
 __all__ = ["GameHost", "GameReferee", "GameState", "ResumedGame"]
 

@@ -4,7 +4,7 @@ One thread (the caller's) owns the :class:`MatchReferee` and waits in a single
 ``select`` with ``timeout = next deadline - now``, so it uses no CPU while a player
 thinks. The ports' descriptors are in that ``select``: they are read on this thread,
 so a reply goes from the port to the referee with no thread hand-over, and they are
-written without waiting (:class:`serialref.link.LineWriter`): what a port cannot take
+written without waiting (:class:`serialref.wire.link.LineWriter`): what a port cannot take
 at once waits in a bounded buffer that the loop hands over as the port makes room, so
 a player that does not read never stalls the other's clock. Ports without a descriptor
 (``socket://``, ``rfc2217://``) keep a reader and a writer thread; they, the signal
@@ -34,7 +34,9 @@ from types import FrameType
 
 from serialref.errors import LineLostError, PortOpenError, SerialrefError
 from serialref.events import MatchListener, Recorder
-from serialref.link import (
+from serialref.referee.match import MatchReferee, ResumePoint
+from serialref.referee.settings import MatchSettings
+from serialref.wire.link import (
     LineReceived,
     LineWriter,
     LinkEvent,
@@ -44,9 +46,7 @@ from serialref.link import (
     RecordLeft,
     WriterEvent,
 )
-from serialref.match import MatchReferee, ResumePoint
-from serialref.settings import MatchSettings
-from serialref.transport import PortSettings, SerialTransport
+from serialref.wire.transport import PortSettings, SerialTransport
 
 LOGGER = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ class _EventLoop:
 
 
 class _PortWire:
-    """The referee's :class:`serialref.match.Wire` over the open ports."""
+    """The referee's :class:`serialref.referee.match.Wire` over the open ports."""
 
     def __init__(self, plans: dict[str, PortPlan], loop: _EventLoop) -> None:
         self._plans = plans

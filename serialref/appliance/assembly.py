@@ -1,6 +1,6 @@
 """``serialref run``: a referee assembled from a configuration.
 
-Turns a validated :class:`serialref.config.MatchConfig` into match settings,
+Turns a validated :class:`serialref.appliance.config.MatchConfig` into match settings,
 port plans and listeners (journal, PGN, console, systemd), runs the daemon and
 closes everything, whatever happens.
 """
@@ -16,28 +16,25 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TextIO
 
+from serialref.appliance.config import MatchConfig, PortConfig, require_port_paths
+from serialref.appliance.notify import SystemdNotifier
 from serialref.clock import TimeControl
-from serialref.config import MatchConfig, PortConfig, require_port_paths
-from serialref.daemon import PortPlan, RefereeDaemon
 from serialref.errors import RecorderError
 from serialref.events import (
-    GameEnded,
-    GameStarted,
-    MatchEvent,
     MatchListener,
-    MovePlayed,
     PgnAppended,
     Recorder,
 )
-from serialref.notify import SystemdNotifier
 from serialref.observers.console import ConsoleObserver
 from serialref.observers.progress import ProgressObserver
-from serialref.openings import Opening, load_openings, opening_from_fen
+from serialref.observers.systemd import SystemdStatusObserver
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
 from serialref.records import tag_value
-from serialref.resume import MatchInJournal, find_unfinished_match
-from serialref.settings import MatchSettings
+from serialref.referee.daemon import PortPlan, RefereeDaemon
+from serialref.referee.openings import Opening, load_openings, opening_from_fen
+from serialref.referee.resume import MatchInJournal, find_unfinished_match
+from serialref.referee.settings import MatchSettings
 
 LOGGER = logging.getLogger(__name__)
 
@@ -114,26 +111,6 @@ def set_journal_aside(journal: Path) -> Path | None:
         raise RecorderError(f"cannot move {journal} aside to {aside}: {exc.strerror}") from exc
     LOGGER.warning("starting a new match: the old journal is now %s", aside)
     return aside
-
-
-class SystemdStatusObserver:
-    """Keeps systemd's ``STATUS=`` on the game and move in progress."""
-
-    def __init__(self, notifier: SystemdNotifier) -> None:
-        self._notifier = notifier
-        self._game = ""
-
-    def handle(self, event: MatchEvent) -> None:
-        if isinstance(event, GameStarted):
-            self._game = f"game {event.game}: {event.tags['White']} - {event.tags['Black']}"
-            self._notifier.status(self._game)
-        elif isinstance(event, MovePlayed):
-            self._notifier.status(f"{self._game}, ply {event.ply} {event.san}")
-        elif isinstance(event, GameEnded):
-            self._notifier.status(f"game {event.game} ended {event.result} ({event.reason})")
-
-    def close(self) -> None:
-        self._notifier.close()
 
 
 def run_referee(

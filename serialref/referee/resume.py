@@ -30,9 +30,9 @@ from serialref.events import (
     PlayerSignedOff,
     PlayerSignedOn,
 )
-from serialref.match import ResumePoint
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
-from serialref.settings import PORTS, MatchSettings
+from serialref.referee.match import ResumePoint
+from serialref.referee.settings import PORTS, MatchSettings
 
 __all__ = ["MatchInJournal", "find_unfinished_match", "unfinished_match"]
 

@@ -31,8 +31,8 @@ from typing import TypeVar
 
 from serialref.clock import TimeControl
 from serialref.errors import ConfigError, InputError
-from serialref.openings import opening_from_fen
-from serialref.transport import PortSettings
+from serialref.referee.openings import opening_from_fen
+from serialref.wire.transport import PortSettings
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",

@@ -19,9 +19,9 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from serialref.adjudication import RefereeGame, position_problems
 from serialref.epd import parse_lenient
 from serialref.errors import ConfigError, RecordError
+from serialref.referee.adjudication import RefereeGame, position_problems
 
 __all__ = ["Opening", "load_openings", "opening_from_fen", "openings_digest"]
 

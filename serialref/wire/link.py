@@ -38,8 +38,8 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from serialref.errors import ConfigError, FramingError, LineLostError, SerialrefError, escape
-from serialref.framing import MAX_LINE, Line, LineFramer
-from serialref.transport import SerialTransport
+from serialref.wire.framing import MAX_LINE, Line, LineFramer
+from serialref.wire.transport import SerialTransport
 
 __all__ = [
     "MAX_PENDING_BYTES",

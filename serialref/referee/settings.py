@@ -1,7 +1,7 @@
 """What the referee knows about a match: its settings, and what makes it that match.
 
-Built from the configuration (:mod:`serialref.config`) by the assembly
-(:mod:`serialref.referee`); the match and each game read it and never change it.
+Built from the configuration (:mod:`serialref.appliance.config`) by the assembly
+(:mod:`serialref.appliance.assembly`); the match and each game read it and never change it.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from serialref.clock import TimeControl
-from serialref.openings import Opening, openings_digest
+from serialref.referee.openings import Opening, openings_digest
 
 __all__ = ["PORTS", "MatchSettings", "other_port"]
 
