@@ -35,6 +35,7 @@ from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.openings import Opening, load_openings, opening_from_fen
 from serialref.referee.resume import MatchInJournal, find_unfinished_match
 from serialref.referee.settings import MatchSettings
+from serialref.wire.transport import LineDelay
 
 LOGGER = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ def _reply_in_transit(port: PortConfig) -> float:
     The reply's own transmission time is not charged to the player (PROTOCOL.md
     5), so a reply may arrive after the flag deadline and still be in time.
     """
-    if port.settings.line_delay == "off":
+    if port.settings.line_delay is LineDelay.OFF:
         return 0.0
     return port.settings.transmission_time(_TYPICAL_REPLY)
 

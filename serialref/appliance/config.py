@@ -32,7 +32,8 @@ from typing import TypeVar
 from serialref.clock import TimeControl
 from serialref.errors import ConfigError, InputError
 from serialref.referee.openings import opening_from_fen
-from serialref.wire.transport import PortSettings
+from serialref.referee.settings import OnInfraction
+from serialref.wire.transport import LineDelay, PortSettings
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -49,7 +50,6 @@ DEFAULT_CONFIG_PATH = Path("/etc/serialref/match.toml")
 """Where the systemd unit looks; ``serialref run`` reads a file only when given ``--config``."""
 
 NEWLINES: Mapping[str, bytes] = MappingProxyType({"crlf": b"\r\n", "lf": b"\n"})
-ON_INFRACTION = ("forfeit", "fault")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 _TOP_LEVEL_KEYS = (
@@ -123,7 +123,7 @@ class MatchConfig:
     site: str
     reset_delay: float
     conclude_delay: float
-    on_infraction: str
+    on_infraction: OnInfraction
     rejoin_window: float
     """Seconds an absent player may stay away before forfeiting (``abandoned``).
 
@@ -265,7 +265,9 @@ def _match_config(document: dict[str, object], given: Mapping[str, object]) -> M
         site=_optional(_text(setting("site"))) or socket.gethostname(),
         reset_delay=_seconds(setting("reset_delay")),
         conclude_delay=_seconds(setting("conclude_delay")),
-        on_infraction=_choice(setting("on_infraction"), ON_INFRACTION),
+        on_infraction=OnInfraction(
+            _choice(setting("on_infraction"), tuple(choice.value for choice in OnInfraction))
+        ),
         rejoin_window=_seconds(setting("rejoin_window")),
         replicate=_replica_address(setting("replicate")),
         replicate_key=_optional_path(setting("replicate_key")),
@@ -356,7 +358,12 @@ def _port_config(
     bytesize = _whole_number(sources["bytesize"], default=defaults.bytesize)
     parity = _text(sources["parity"], default=defaults.parity)
     stopbits = _number(sources["stopbits"], default=defaults.stopbits)
-    line_delay = _text(sources["line_delay"], default=defaults.line_delay)
+    delay = sources["line_delay"]
+    line_delay = (
+        defaults.line_delay
+        if delay is None
+        else LineDelay(_choice(delay, tuple(choice.value for choice in LineDelay)))
+    )
     write_timeout = _number(sources["write_timeout"], default=defaults.write_timeout)
     rtscts = _boolean(own("rtscts"), default=defaults.rtscts)
     xonxoff = _boolean(own("xonxoff"), default=defaults.xonxoff)

@@ -51,7 +51,7 @@ from serialref.referee.adjudication import (
     wrong_position,
 )
 from serialref.referee.session import PortSession
-from serialref.referee.settings import PORTS, MatchSettings, other_port
+from serialref.referee.settings import PORTS, MatchSettings, OnInfraction, other_port
 
 __all__ = ["GameHost", "GameReferee", "GameState", "ResumedGame"]
 
@@ -488,7 +488,7 @@ class GameReferee:
         session = self._sessions[port]
         self._host.publish(Infraction(port=port, reason=ruling.reason, text=text))
         LOGGER.warning("port %s: rules infraction by %s: %s", port, session.name, ruling.reason)
-        if self._settings.on_infraction == "fault":
+        if self._settings.on_infraction is OnInfraction.FAULT:
             # PROTOCOL.md 4: the clocks stop and the supervisor is called; after fault
             # the player counts as signed off, and is asked again once it is back.
             self.suspend(at=at)

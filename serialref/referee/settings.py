@@ -6,12 +6,13 @@ Built from the configuration (:mod:`serialref.appliance.config`) by the assembly
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from serialref.clock import TimeControl
 from serialref.referee.openings import Opening, openings_digest
 
-__all__ = ["PORTS", "MatchSettings", "other_port"]
+__all__ = ["PORTS", "MatchSettings", "OnInfraction", "other_port"]
 
 PORTS = ("a", "b")
 """Port labels: the player on port ``a`` has White in game 1; colours alternate."""
@@ -20,6 +21,13 @@ PORTS = ("a", "b")
 def other_port(port: str) -> str:
     """The opponent's port."""
     return "b" if port == "a" else "a"
+
+
+class OnInfraction(enum.StrEnum):
+    """What a rules infraction costs (PROTOCOL.md 4)."""
+
+    FORFEIT = "forfeit"  # the player loses the game
+    FAULT = "fault"  # the clocks stop and the supervisor is called
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +48,12 @@ class MatchSettings:
     names: tuple[str | None, str | None] = (None, None)
     reset_delay: float = 5.0
     conclude_delay: float = 5.0
-    on_infraction: str = "forfeit"
+    on_infraction: OnInfraction = OnInfraction.FORFEIT
     rejoin_window: float = 0.0
     flag_grace: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "on_infraction", OnInfraction(self.on_infraction))
 
     def opening(self, game: int) -> Opening:
         """The opening of game ``game`` (1-based): each is played twice, colours swapped."""

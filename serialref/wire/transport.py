@@ -32,6 +32,7 @@ retry covers this.
 
 from __future__ import annotations
 
+import enum
 import errno
 import logging
 import os
@@ -48,7 +49,7 @@ import serial
 
 from serialref.errors import ConfigError, LineLostError, PortOpenError, SerialrefError
 
-__all__ = ["PortSettings", "SerialTransport"]
+__all__ = ["LineDelay", "PortSettings", "SerialTransport"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -57,7 +58,14 @@ CANCEL_FALLBACK_TIMEOUT = 0.2
 
 _PARITIES = ("N", "E", "O", "M", "S")
 _STOPBITS = (1, 1.5, 2)
-_LINE_DELAYS = ("auto", "on", "off")
+
+
+class LineDelay(enum.StrEnum):
+    """Whether the line's own time is allowed on the players' clocks (PROTOCOL.md 5)."""
+
+    AUTO = "auto"  # on a real serial line, not on a pseudo-terminal or network port
+    ON = "on"
+    OFF = "off"
 
 # Linux device numbers of pseudo-terminals: Unix98 slaves (136-143), BSD-style masters
 # and slaves (2, 3), and /dev/ptmx (5:2). None of them has a line rate.
@@ -85,7 +93,7 @@ class PortSettings:
     stopbits: float = 1
     rtscts: bool = False
     xonxoff: bool = False
-    line_delay: str = "auto"
+    line_delay: LineDelay = LineDelay.AUTO
     write_timeout: float = 10.0
 
     def __post_init__(self) -> None:
@@ -99,10 +107,13 @@ class PortSettings:
             )
         if self.stopbits not in _STOPBITS:
             raise ConfigError("stopbits", f"must be 1, 1.5 or 2, not {self.stopbits!r}")
-        if self.line_delay not in _LINE_DELAYS:
+        try:
+            object.__setattr__(self, "line_delay", LineDelay(self.line_delay))
+        except ValueError:
+            choices = ", ".join(LineDelay)
             raise ConfigError(
-                "line_delay", f"must be one of {', '.join(_LINE_DELAYS)}, not {self.line_delay!r}"
-            )
+                "line_delay", f"must be one of {choices}, not {self.line_delay!r}"
+            ) from None
         if self.write_timeout <= 0:
             raise ConfigError("write_timeout", f"must be positive, not {self.write_timeout!r}")
 
@@ -179,9 +190,9 @@ class SerialTransport:
     @property
     def applies_line_delay(self) -> bool:
         """Whether a reply's own transmission time is subtracted from the clock (section 5)."""
-        if self.settings.line_delay == "auto":
+        if self.settings.line_delay is LineDelay.AUTO:
             return self._is_serial_line
-        return self.settings.line_delay == "on"
+        return self.settings.line_delay is LineDelay.ON
 
     def fileno(self) -> int | None:
         """The descriptor to wait on before :meth:`read_nowait`; None if bytes need pyserial.
