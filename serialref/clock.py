@@ -60,7 +60,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -264,26 +264,46 @@ class TimeControl:
     def allotment(self, moves_made: int) -> float:
         """Time a side has been given after ``moves_made`` moves (non-sandclock).
 
-        The first period's seconds, plus every increment earned, plus the seconds of
-        every period entered so far (the last move-count period repeating). Derived
-        from the move count alone, so a clock restored from ``moves_made`` and
-        ``consumed`` shows exactly what the original showed.
+        The seconds of every period entered so far (the last move-count period
+        repeating) plus every increment earned. Derived from the move count alone, so
+        a clock restored from ``moves_made`` and ``consumed`` shows exactly what the
+        original showed.
         """
-        total = 0.0
+        return sum(
+            period.seconds + moves * period.increment
+            for period, moves in self._entered(moves_made)
+        )
+
+    def period_of(self, moves_made: int) -> TimeControlPeriod:
+        """The period a side that has made ``moves_made`` moves plays its next move in."""
+        *_, (period, _) = self._entered(moves_made)
+        return period
+
+    def moves_to_go(self, moves_made: int) -> int | None:
+        """Moves until the next period's bonus; None when no bonus comes."""
+        *_, (period, moves) = self._entered(moves_made)
+        return None if period.moves is None else period.moves - moves
+
+    def _entered(self, moves_made: int) -> Iterator[tuple[TimeControlPeriod, int]]:
+        """Each period a side has entered after ``moves_made`` moves, with its moves in it.
+
+        A side enters the next period as it completes the current one's last move (its
+        bonus is then due); the last move-count period repeats (PGN 9.6.1).
+        """
         moves_left = moves_made
         for position, period in enumerate(self.periods):
-            total += period.seconds
-            if period.moves is None:
-                return total + moves_left * period.increment
-            if position == len(self.periods) - 1:
-                repeats = moves_left // period.moves
-                return total + repeats * period.seconds + moves_left * period.increment
-            played = min(moves_left, period.moves)
-            total += played * period.increment
-            if moves_left < period.moves:
-                return total
+            last = position == len(self.periods) - 1
+            if period.moves is None or (not last and moves_left < period.moves):
+                yield period, moves_left
+                return
+            if last:
+                repeats, within = divmod(moves_left, period.moves)
+                for _ in range(repeats):
+                    yield period, period.moves
+                yield period, within
+                return
+            yield period, period.moves
             moves_left -= period.moves
-        return total
 
 
 def _parse_periods(value: str) -> tuple[TimeControlPeriod, ...]:

@@ -727,3 +727,24 @@ def test_flag_falls_exactly_at_the_deadline(
     assert clock.flag_fell(deadline)
     if clock.remaining(WHITE, started) > 1e-3:
         assert not clock.flag_fell(deadline - 1e-3)
+
+
+@pytest.mark.parametrize(
+    ("text", "moves_made", "period", "to_go"),
+    [
+        ("40/7200:3600", 0, "40/7200", 40),
+        ("40/7200:3600", 39, "40/7200", 1),
+        ("40/7200:3600", 40, "3600", None),
+        ("40/7200", 40, "40/7200", 40),  # the last move-count period repeats
+        ("40/7200", 95, "40/7200", 25),
+        ("40/5400+30:20/1800+30:900+30", 59, "20/1800+30", 1),
+        ("40/5400+30:20/1800+30:900+30", 60, "900+30", None),
+        ("300+2", 17, "300+2", None),
+    ],
+)
+def test_the_period_of_the_next_move_and_the_moves_to_its_bonus(
+    text: str, moves_made: int, period: str, to_go: int | None
+) -> None:
+    control = TimeControl.parse(text)
+    assert str(control.period_of(moves_made)) == period
+    assert control.moves_to_go(moves_made) == to_go

@@ -25,6 +25,7 @@ from serialref.appliance.config import MatchConfig, load_config
 from serialref.errors import ConfigError, PortOpenError
 from serialref.standby.takeover import open_mirror, stand_by, take_over
 from serialref.standby.wire import FrameKind
+from serialref.wire.backoff import Backoff
 
 
 @pytest.fixture
@@ -58,7 +59,7 @@ class FakeReferee:
 def test_take_over_retries_while_the_ports_are_busy(tmp_path: Path, log: LogWatcher) -> None:
     referee = FakeReferee(busy=3)
     with mirror_at(tmp_path / "mirror.jsonl") as mirror:
-        result = take_over(config_for(tmp_path), referee, mirror, first_pause=0.01, max_pause=0.02)
+        result = take_over(config_for(tmp_path), referee, mirror, backoff=Backoff(0.01, 0.02))
     assert result is True
     assert len(referee.journals) == 4
     failures = [log.wait_for("taking over") for _ in range(3)]
@@ -78,7 +79,7 @@ def test_take_over_stands_by_again_when_the_primary_is_heard_during_a_pause(
         outcome: list[bool | None] = []
         pumping = threading.Thread(
             target=lambda: outcome.append(
-                take_over(config_for(tmp_path), referee, mirror, first_pause=TIMEOUT)
+                take_over(config_for(tmp_path), referee, mirror, backoff=Backoff(TIMEOUT))
             )
         )
         pumping.start()
@@ -97,7 +98,7 @@ def test_take_over_gives_up_when_its_mirror_is_stopped(tmp_path: Path) -> None:
     referee = FakeReferee(busy=100)
     with mirror_at(tmp_path / "mirror.jsonl") as mirror:
         mirror.stop()
-        assert take_over(config_for(tmp_path), referee, mirror, first_pause=TIMEOUT) is False
+        assert take_over(config_for(tmp_path), referee, mirror, backoff=Backoff(TIMEOUT)) is False
         assert mirror.stopped
     assert len(referee.journals) == 1
 

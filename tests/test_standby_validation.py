@@ -240,7 +240,7 @@ def test_a_mate_must_be_scored_as_that_mate() -> None:
     feed(validator, [START, game_started(), *played(FOOLS_MATE)])
     for wrong in ("1-0", "1/2-1/2", "*"):
         refused(validator, ended(wrong),
-                f"result '{re.escape(wrong)}', but the board says 0-1 \\(checkmate\\)")  # fmt: skip
+                f"result '{re.escape(wrong)}', but the board says 0-1 \\(Black mates\\)")  # fmt: skip
     refused(validator, dataclasses.replace(played(["a3"])[0], ply=5), "a move in a finished game")
     feed(validator, [ended("0-1")])
 
@@ -253,7 +253,7 @@ def test_a_stalemate_is_a_draw_and_a_game_cannot_start_in_one() -> None:
     refused(validator, ended("1-0"), "the board says 1/2-1/2 \\(stalemate\\)")
     feed(validator, [ended("1/2-1/2")])
     refused(
-        validator, game_started(2, fen=stalemate), "starts in a finished position \\(stalemate\\)"
+        validator, game_started(2, fen=stalemate), "the game is already over there \\(stalemate\\)"
     )
 
 

@@ -8,7 +8,6 @@ closes everything, whatever happens.
 from __future__ import annotations
 
 import gc
-import itertools
 import logging
 import socket
 from collections.abc import Callable, Sequence
@@ -19,7 +18,7 @@ from typing import TextIO
 from serialref.appliance.config import MatchConfig, PortConfig, require_port_paths
 from serialref.appliance.notify import SystemdNotifier
 from serialref.clock import TimeControl
-from serialref.errors import RecorderError
+from serialref.errors import recorder_error
 from serialref.events import (
     MatchListener,
     PgnAppended,
@@ -28,7 +27,7 @@ from serialref.events import (
 from serialref.observers.console import ConsoleObserver
 from serialref.observers.progress import ProgressObserver
 from serialref.observers.systemd import SystemdStatusObserver
-from serialref.recorders.journal import JournalRecorder
+from serialref.recorders.journal import JournalRecorder, set_aside
 from serialref.recorders.pgn import PgnRecorder
 from serialref.records import tag_value
 from serialref.referee.daemon import PortPlan, RefereeDaemon
@@ -101,15 +100,10 @@ def set_journal_aside(journal: Path) -> Path | None:
     """``--new-match``: keep an old journal as ``NAME.1`` (``.2``, ...); where it went."""
     if not journal.is_file() or not journal.stat().st_size:
         return None
-    aside = next(
-        candidate
-        for number in itertools.count(1)
-        if not (candidate := journal.with_name(f"{journal.name}.{number}")).exists()
-    )
     try:
-        journal.rename(aside)
+        aside = set_aside(journal)
     except OSError as exc:
-        raise RecorderError(f"cannot move {journal} aside to {aside}: {exc.strerror}") from exc
+        raise recorder_error("set aside", journal, exc) from exc
     LOGGER.warning("starting a new match: the old journal is now %s", aside)
     return aside
 

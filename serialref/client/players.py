@@ -36,7 +36,7 @@ from typing import Protocol
 import chess
 import chess.engine
 
-from serialref.clock import ChessClock, TimeControl, TimeControlPeriod, side_index
+from serialref.clock import ChessClock, TimeControl, side_index
 
 __all__ = [
     "Analysis",
@@ -96,14 +96,14 @@ class ThinkingBudget:
         clock = ChessClock(control, consumed=consumed, moves_made=moves_made)
         remaining = (clock.remaining(chess.WHITE), clock.remaining(chess.BLACK))
         increments = (
-            _period_of(control, moves_made[0]).increment,
-            _period_of(control, moves_made[1]).increment,
+            control.period_of(moves_made[0]).increment,
+            control.period_of(moves_made[1]).increment,
         )
         return cls(
             turn=turn,
             remaining=remaining,
             increment=increments,
-            moves_to_go=_moves_to_go(control, moves_made[side_index(turn)]),
+            moves_to_go=control.moves_to_go(moves_made[side_index(turn)]),
         )
 
     @property
@@ -127,30 +127,6 @@ class ThinkingBudget:
             black_inc=self.increment[1],
             remaining_moves=self.moves_to_go,
         )
-
-
-def _period_of(control: TimeControl, moves_made: int) -> TimeControlPeriod:
-    """The period a side plays its next move in (the last period repeats)."""
-    moves_left = moves_made
-    for period in control.periods:
-        if period.moves is None or moves_left < period.moves:
-            return period
-        moves_left -= period.moves
-    return control.periods[-1]
-
-
-def _moves_to_go(control: TimeControl, moves_made: int) -> int | None:
-    """Moves until the next bonus: the rest of the current move-count period."""
-    moves_left = moves_made
-    for position, period in enumerate(control.periods):
-        if period.moves is None:
-            return None
-        if position == len(control.periods) - 1:
-            return period.moves - moves_left % period.moves
-        if moves_left < period.moves:
-            return period.moves - moves_left
-        moves_left -= period.moves
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,14 +42,13 @@ from pathlib import Path
 from serialref.client.players import Player, ThinkRequest
 from serialref.client.session import SAFETY_MARGIN, PlayerSession, SessionOutput
 from serialref.errors import EngineError, LineLostError, PortOpenError, RecorderError, escape
+from serialref.wire.backoff import Backoff
 from serialref.wire.link import LineReceived, LinkEvent, MalformedLineReceived, PortLink
 from serialref.wire.transport import PortSettings, SerialTransport
 
 __all__ = [
     "EXIT_DISCONNECTED",
     "EXIT_STOPPED",
-    "REOPEN_FIRST_PAUSE",
-    "REOPEN_MAX_PAUSE",
     "REPLY_BYTES",
     "run_client",
 ]
@@ -65,12 +64,6 @@ EXIT_STOPPED = 0
 Zero as well: being stopped by the operator or a service manager is a normal end,
 and the referee records the sign-off in its own journal.
 """
-
-REOPEN_FIRST_PAUSE = 0.2
-"""Seconds before the first attempt to reopen a lost port."""
-
-REOPEN_MAX_PAUSE = 5.0
-"""The pause between reopen attempts doubles up to this many seconds."""
 
 REPLY_BYTES = 256
 """A long ``reply`` (position, analysis, a principal variation) with its line end."""
@@ -324,13 +317,14 @@ class _Client:
 
     async def _reconnect(self) -> None:
         """Wait for the port to come back, then sign on again (the referee restores the game)."""
-        pause = REOPEN_FIRST_PAUSE
+        backoff = Backoff()
+        pause = backoff.pause()
         while True:
             await asyncio.sleep(pause)
             try:
                 self._connect()
             except PortOpenError as exc:
-                pause = min(pause * 2, REOPEN_MAX_PAUSE)
+                pause = backoff.pause()
                 LOGGER.info("%s; next attempt in %.1f s", exc, pause)
                 continue
             LOGGER.warning("line back on %r: signing on again", self._url)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import logging
 import os
@@ -57,10 +58,12 @@ from serialref.events import (
 __all__ = [
     "JournalGame",
     "JournalRecorder",
+    "cut_torn_tail",
     "decode_entry",
     "encode_entry",
     "games_from_journal",
     "read_journal",
+    "set_aside",
 ]
 
 LOGGER = logging.getLogger(__name__)
@@ -80,7 +83,7 @@ _SYNCED_AFTER_THE_STEP = (MovePlayed,)
 
 
 
-def _cut_torn_tail(path: Path) -> None:
+def cut_torn_tail(path: Path) -> None:
     """Remove an entry cut short by a crash, so new entries start on a line of their own.
 
     Only the rare torn case reads the whole file; a clean journal costs one byte.
@@ -93,9 +96,30 @@ def _cut_torn_tail(path: Path) -> None:
         if reader.read(1) == b"\n":
             return
         reader.seek(0)
-        keep = reader.read().rfind(b"\n") + 1
+        data = reader.read()
+    keep = data.rfind(b"\n") + 1
     os.truncate(path, keep)
-    LOGGER.warning("%s: cut off %d bytes of an entry left incomplete by a crash", path, size - keep)
+    LOGGER.warning(
+        "%s: cut off %d bytes of an entry left incomplete by a crash: %s",
+        path,
+        size - keep,
+        escape(data[keep:][:80]),
+    )
+
+
+def set_aside(path: Path, label: str = "") -> Path:
+    """Rename a journal to the first free ``NAME.N`` (``NAME.LABEL-N``); where it went.
+
+    An old journal may be someone's only copy of a match, so it is never overwritten.
+    """
+    prefix = f"{path.name}.{label}-" if label else f"{path.name}."
+    aside = next(
+        candidate
+        for number in itertools.count(1)
+        if not (candidate := path.with_name(f"{prefix}{number}")).exists()
+    )
+    path.rename(aside)
+    return aside
 
 
 class JournalRecorder:
@@ -112,7 +136,7 @@ class JournalRecorder:
         self._unsynced = False
         try:
             if path.is_file():
-                _cut_torn_tail(path)
+                cut_torn_tail(path)
             self._file = path.open("a", buffering=1, encoding="ascii", newline="\n")
         except OSError as exc:
             raise recorder_error("open", path, exc) from exc

@@ -36,6 +36,7 @@ from serialref.errors import LineLostError, PortOpenError, SerialrefError
 from serialref.events import MatchListener, Recorder
 from serialref.referee.match import MatchReferee, ResumePoint
 from serialref.referee.settings import MatchSettings
+from serialref.wire.backoff import Backoff
 from serialref.wire.link import (
     LineReceived,
     LineWriter,
@@ -51,9 +52,6 @@ from serialref.wire.transport import PortSettings, SerialTransport
 LOGGER = logging.getLogger(__name__)
 
 __all__ = ["HEARTBEAT", "STALL_THRESHOLD", "PortPlan", "RefereeDaemon", "StopRequested"]
-
-_FIRST_RETRY = 0.2
-_LAST_RETRY = 5.0
 
 HEARTBEAT = 0.5
 """Longest wait, in seconds, while a game is under way: the loop's proof it is running."""
@@ -268,7 +266,7 @@ class RefereeDaemon:
         self._idle_interval = idle_interval
         # The watchdog is fed from the loop itself, so a stuck referee stops feeding it.
         self._next_idle = clock() if on_idle is not None and idle_interval else None
-        self._retry: dict[str, tuple[float, float]] = {}
+        self._retry: dict[str, tuple[float, Backoff]] = {}
         self._resume = resume
         self.referee = MatchReferee(settings, self._wire, recorders, observers, clock=clock)
 
@@ -358,19 +356,20 @@ class RefereeDaemon:
         self._close_port(open_port, last_words=0.0)
         self.referee.on_line_lost(event.port, event.reason)
         if not self.referee.done:
-            self._retry[event.port] = (self._clock() + _FIRST_RETRY, _FIRST_RETRY)
+            backoff = Backoff()
+            self._retry[event.port] = (self._clock() + backoff.pause(), backoff)
 
     def _retry_ports(self) -> None:
         now = self._clock()
-        for label, (at, wait) in list(self._retry.items()):
+        for label, (at, backoff) in list(self._retry.items()):
             if now < at:
                 continue
             try:
                 self._open_port(label)
             except PortOpenError as exc:
-                longer = min(wait * 2, _LAST_RETRY)
-                LOGGER.debug("port %s: still down (%s); next try in %.1f s", label, exc, longer)
-                self._retry[label] = (now + longer, longer)
+                pause = backoff.pause()
+                LOGGER.debug("port %s: still down (%s); next try in %.1f s", label, exc, pause)
+                self._retry[label] = (now + pause, backoff)
             else:
                 LOGGER.warning("port %s: line is back", label)
                 del self._retry[label]

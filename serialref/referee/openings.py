@@ -23,7 +23,7 @@ from serialref.epd import parse_lenient
 from serialref.errors import ConfigError, RecordError
 from serialref.referee.adjudication import RefereeGame, position_problems
 
-__all__ = ["Opening", "load_openings", "opening_from_fen", "openings_digest"]
+__all__ = ["Opening", "load_openings", "opening_from_fen", "openings_digest", "start_problem"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,7 @@ def openings_digest(openings: Sequence[Opening]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
 
-def _unplayable(board: chess.Board) -> str | None:
+def start_problem(board: chess.Board) -> str | None:
     """Why a game cannot start from ``board``: illegal, or already over; None if it can."""
     problems = position_problems(board)
     if problems:
@@ -67,7 +67,7 @@ def opening_from_fen(fen: str, key: str = "fen") -> Opening:
     except ValueError as exc:
         # python-chess ends its message with the part it read (": '8/8'"); ours shows it all.
         raise ConfigError(key, f"{fen!r} is not a FEN: {_FEN_QUOTE.sub('', str(exc))}") from None
-    problem = _unplayable(board)
+    problem = start_problem(board)
     if problem:
         raise ConfigError(key, f"{fen!r}: {problem}")
     return Opening(fen=board.fen())
@@ -104,7 +104,7 @@ def _epd_openings(path: Path, text: str) -> tuple[Opening, ...]:
             board = parse_lenient(line).board()
         except RecordError as exc:
             raise ConfigError("openings", f"{path}:{number}: {exc}") from None
-        problem = _unplayable(board)
+        problem = start_problem(board)
         if problem:
             raise ConfigError("openings", f"{path}:{number}: {problem}")
         openings.append(Opening(fen=board.fen()))
@@ -122,7 +122,7 @@ def _pgn_openings(path: Path, text: str) -> tuple[Opening, ...]:
         for move in game.mainline_moves():
             moves.append(board.san(move))
             board.push(move)
-        problem = _unplayable(board)
+        problem = start_problem(board)
         if problem:
             raise ConfigError(
                 "openings", f"{path}: game {len(openings) + 1} (line {_line_of(text, stream)}): "

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import itertools
 import logging
 import os
 import select
@@ -34,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from serialref.errors import ConfigError, ProtocolError, escape, recorder_error
+from serialref.errors import ConfigError, ProtocolError, recorder_error
+from serialref.recorders.journal import cut_torn_tail, set_aside
 from serialref.standby.validation import JournalValidator
 from serialref.standby.wire import (
     MAX_PAYLOAD,
@@ -402,7 +402,7 @@ class JournalMirror:
     def _set_mirror_aside(self, why: str) -> None:
         self._file.close()
         try:
-            aside = _set_aside(self.journal)
+            aside = set_aside(self.journal, "replaced")
             self._file = self.journal.open("ab")
         except OSError as exc:
             raise recorder_error("replace", self.journal, exc) from exc
@@ -436,36 +436,20 @@ def _load(path: Path) -> tuple[JournalValidator, hashlib._Hash, int]:
     """
     validator = JournalValidator()
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        data = b""
-    except OSError as exc:
-        raise recorder_error("read", path, exc) from exc
-    keep = data.rfind(b"\n") + 1
-    try:
-        if keep < len(data):
-            LOGGER.warning("%s: cut off %d bytes of an entry left incomplete: %s",
-                           path, len(data) - keep, escape(data[keep:][:80]))  # fmt: skip
-            os.truncate(path, keep)
-        for number, line in enumerate(data[:keep].split(b"\n")[:-1], start=1):
+        if path.is_file():
+            cut_torn_tail(path)
+        data = path.read_bytes() if path.is_file() else b""
+        for number, line in enumerate(data.split(b"\n")[:-1], start=1):
             try:
                 validator.check(line)
             except ProtocolError as exc:
-                aside = _set_aside(path)
+                aside = set_aside(path, "replaced")
                 LOGGER.warning("%s, line %d: %s; kept it as %s and start an empty mirror",
                                path, number, _problem(exc), aside)  # fmt: skip
                 return JournalValidator(), hashlib.sha256(), 0
     except OSError as exc:
         raise recorder_error("check", path, exc) from exc
-    return validator, hashlib.sha256(data[:keep]), keep
-
-
-def _set_aside(path: Path) -> Path:
-    """Rename ``path`` to the first free ``NAME.replaced-N``: it may be someone's only copy."""
-    candidates = (path.with_name(f"{path.name}.replaced-{number}") for number in itertools.count(1))
-    aside = next(candidate for candidate in candidates if not candidate.exists())
-    path.rename(aside)
-    return aside
+    return validator, hashlib.sha256(data), len(data)
 
 
 def _send_small(sock: socket.socket, data: bytes) -> None:

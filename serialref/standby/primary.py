@@ -43,6 +43,7 @@ from serialref.standby.wire import (
     primary_proof,
     read_standby_answer,
 )
+from serialref.wire.backoff import Backoff
 
 __all__ = ["HEARTBEAT_INTERVAL", "IO_TIMEOUT", "JournalReplicator"]
 
@@ -54,8 +55,6 @@ HEARTBEAT_INTERVAL = 0.5
 IO_TIMEOUT = 2.0
 """Seconds a connect, the whole handshake or one send may take before the link counts as broken."""
 
-_FIRST_PAUSE = 0.2
-_LAST_PAUSE = 5.0
 _MIRROR_STATE = struct.Struct(">Q32s")
 _OFFSET = struct.Struct(">Q")
 
@@ -118,7 +117,8 @@ class JournalReplicator:
             self._thread.join()
 
     def _run(self) -> None:
-        pause = _FIRST_PAUSE
+        backoff = Backoff()
+        pause = backoff.pause()
         reported = False  # a failure was logged as a warning; repeat at debug level
         while not self._closing.is_set():
             try:
@@ -131,7 +131,8 @@ class JournalReplicator:
                     channel, offset = self._handshake(connection)
                     LOGGER.info("replicating %s to %s from byte %d",
                                 self._journal, self._address, offset)  # fmt: skip
-                    pause, reported = _FIRST_PAUSE, False
+                    backoff.reset()
+                    reported = False
                     self._stream(connection, channel, offset)
                     return
             except (OSError, ProtocolError) as exc:
@@ -143,7 +144,7 @@ class JournalReplicator:
                 reported = True
             if self._closing.wait(pause):
                 return
-            pause = min(pause * 2, _LAST_PAUSE)
+            pause = backoff.pause()
 
     def _handshake(self, connection: socket.socket) -> tuple[Channel, int]:
         """Prove the key both ways, learn where the mirror ends, answer where entries continue."""

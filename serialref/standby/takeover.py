@@ -18,6 +18,7 @@ from serialref.errors import ConfigError, PortOpenError
 from serialref.referee.resume import find_unfinished_match
 from serialref.referee.settings import MatchSettings
 from serialref.standby.mirror import TAKEOVER_AFTER, JournalMirror
+from serialref.wire.backoff import Backoff
 
 __all__ = ["MatchRunner", "open_mirror", "stand_by", "take_over"]
 
@@ -26,8 +27,6 @@ LOGGER = logging.getLogger(__name__)
 MatchRunner = Callable[[MatchConfig], bool]
 """Runs the configured match (resuming from its journal); True when it is complete."""
 
-_FIRST_PAUSE = 0.2
-_LAST_PAUSE = 5.0
 
 
 def open_mirror(
@@ -47,8 +46,7 @@ def take_over(
     run_match: MatchRunner,
     mirror: JournalMirror,
     *,
-    first_pause: float = _FIRST_PAUSE,
-    max_pause: float = _LAST_PAUSE,
+    backoff: Backoff | None = None,
 ) -> bool | None:
     """Run the match on ``config`` (resuming from its journal), retrying until it has the ports.
 
@@ -56,24 +54,24 @@ def take_over(
     lock on a local device, the single connection ser2net allows on an
     ``rfc2217://`` port), and the referee's open fails. So every
     :class:`~serialref.errors.PortOpenError` is logged and the open tried again
-    after a pause doubling from ``first_pause`` to ``max_pause`` seconds.
+    after the ``backoff``'s pause (by default 0.2 s doubling to 5 s).
 
     The pauses are spent mirroring: if the primary is heard again, it was alive
     after all, and None is returned so that the caller stands by again. False
     when the mirror was stopped; otherwise ``run_match``'s result.
     """
-    pause = first_pause
+    backoff = backoff or Backoff()
     while True:
         try:
             return run_match(config)
         except PortOpenError as exc:
+            pause = backoff.pause()
             LOGGER.warning("taking over: %s; trying again in %.1f s", exc, pause)
         if mirror.mirror_for(pause):
             LOGGER.warning("the primary is back: standing by again")
             return None
         if mirror.stopped:
             return False
-        pause = min(pause * 2, max_pause)
 
 
 def stand_by(

@@ -41,7 +41,8 @@ from serialref.events import (
     MovePlayed,
 )
 from serialref.recorders.journal import decode_entry
-from serialref.referee.openings import Opening
+from serialref.referee.adjudication import RefereeGame, Verdict
+from serialref.referee.openings import Opening, start_problem
 
 __all__ = ["PGN_RESULTS", "JournalValidator"]
 
@@ -52,9 +53,9 @@ PGN_RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
 class _Game:
     """A game in progress: its board from the start position, openings and moves played."""
 
-    board: chess.Board
+    game: RefereeGame
     plies: int = 0
-    outcome: chess.Outcome | None = None  # the board's own verdict (mate, stalemate, ...)
+    verdict: Verdict | None = None  # the board's own verdict (mate, stalemate, ...)
 
 
 class JournalValidator:
@@ -105,20 +106,18 @@ class JournalValidator:
             raise ValueError(
                 f"cannot set up {event.fen!r} {list(event.opening_moves)}: {exc}"
             ) from None
-        if not board.is_valid():
-            raise ValueError(f"{event.fen!r} is not a legal position")
-        outcome = board.outcome()
-        if outcome is not None:
-            raise ValueError(f"the game starts in a finished position ({_words(outcome)})")
-        self._games[event.game] = _Game(board)
+        problem = start_problem(board)  # the referee's own rule for a start position
+        if problem is not None:
+            raise ValueError(f"{event.fen!r}: {problem}")
+        self._games[event.game] = _Game(RefereeGame(board))
 
     def _play(self, event: MovePlayed) -> None:
         game = self._game_in_progress(event.game)
         if event.ply != game.plies + 1:
             raise ValueError(f"ply {event.ply} of game {event.game} after ply {game.plies}")
-        board = game.board
-        if game.outcome is not None:
-            raise ValueError(f"a move in a finished game ({_words(game.outcome)})")
+        board = game.game.board
+        if game.verdict is not None:
+            raise ValueError(f"a move in a finished game ({game.verdict.reason})")
         try:
             move = chess.Move.from_uci(event.uci)
         except ValueError:
@@ -128,23 +127,23 @@ class JournalValidator:
         san = board.san(move)
         if event.san != san:
             raise ValueError(f"the move {event.uci!r} is {san!r}, not {event.san!r}")
-        board.push(move)
-        fen = board.fen(en_passant="fen")
+        after = board.copy(stack=False)
+        after.push(move)
+        fen = after.fen(en_passant="fen")
         if event.fen != fen:
-            board.pop()
             raise ValueError(f"the position after {san} is {fen!r}, not {event.fen!r}")
+        game.game.push(move)
         game.plies += 1
-        game.outcome = board.outcome()
+        game.verdict = game.game.automatic_verdict()  # the referee's own rules
 
     def _end(self, event: GameEnded) -> None:
         game = self._game_in_progress(event.game)
         if event.result not in PGN_RESULTS:
             raise ValueError(f"{event.result!r} is not a PGN result")
-        outcome = game.outcome
-        if outcome is not None and event.result != outcome.result():
+        verdict = game.verdict
+        if verdict is not None and event.result != verdict.result:
             raise ValueError(
-                f"result {event.result!r}, but the board says {outcome.result()} "
-                f"({_words(outcome)})"
+                f"result {event.result!r}, but the board says {verdict.result} ({verdict.reason})"
             )
         del self._games[event.game]
 
@@ -153,10 +152,6 @@ class JournalValidator:
         if game is None:
             raise ValueError(f"game {number} is not in progress")
         return game
-
-
-def _words(outcome: chess.Outcome) -> str:
-    return outcome.termination.name.lower().replace("_", " ")
 
 
 def _check_fields(event: MatchEvent) -> None:
