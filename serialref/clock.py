@@ -66,7 +66,7 @@ from decimal import Decimal
 
 import chess
 
-from serialref.errors import ConfigError, SerialrefError
+from serialref.errors import ConfigError, ProgrammingError
 
 __all__ = [
     "ChessClock",
@@ -424,7 +424,7 @@ class ChessClock:
         had already spent counts towards this move.
         """
         if self._mover is not None:
-            raise SerialrefError(
+            raise ProgrammingError(
                 f"clock: cannot start {_SIDE_NAMES[side]}, "
                 f"{_SIDE_NAMES[self._mover]}'s move is still running"
             )
@@ -432,7 +432,7 @@ class ChessClock:
         if self._carried is not None:
             carried_side, carried_time = self._carried
             if carried_side != side:
-                raise SerialrefError(
+                raise ProgrammingError(
                     f"clock: cannot start {_SIDE_NAMES[side]}, the restored game has "
                     f"{_SIDE_NAMES[carried_side]}'s move in progress"
                 )
@@ -441,20 +441,17 @@ class ChessClock:
         self._mover = side
         self._since = None if self._paused else at
 
-    def stop(self, at: float, *, deduct: float = 0.0) -> float:
+    def stop(self, at: float) -> float:
         """End the running move at ``at``; return the time charged for it (PGN ``%emt``).
 
-        ``deduct`` is the reply's own transmission time at the line rate: the player
-        finished thinking before its line end arrived. It never makes the charge
-        negative. The increment and any period bonus follow from the new move count.
-        The move counts even if the flag fell: ask :meth:`flag_fell` first.
+        ``at`` is when the player stopped thinking: the referee takes a reply's own
+        line time off its arrival. The increment and any period bonus follow from the
+        new move count. The move counts even if the flag fell: ask :meth:`flag_fell` first.
         """
         if self._mover is None:
-            raise SerialrefError("clock: stop() with no move running")
-        if not (math.isfinite(deduct) and deduct >= 0):
-            raise SerialrefError(f"clock: deduct must be a time >= 0, not {deduct!r}")
+            raise ProgrammingError("clock: stop() with no move running")
         side = self._mover
-        charge = self._move_charge(at, deduct)
+        charge = self._move_charge(at)
         index = side_index(side)
         self._consumed[index] += charge
         self._moves[index] += 1
@@ -462,10 +459,9 @@ class ChessClock:
         self._since = None
         self._banked = 0.0
         LOGGER.debug(
-            "%s moved: %.3f s charged (%.3f s deducted), %d moves, %.3f s consumed",
+            "%s moved: %.3f s charged, %d moves, %.3f s consumed",
             _SIDE_NAMES[side],
             charge,
-            deduct,
             self._moves[index],
             self._consumed[index],
         )
@@ -509,7 +505,7 @@ class ChessClock:
         if self._carried is not None and self._carried[0] == side:
             total += self._carried[1]
         if self._mover == side:
-            total += self._move_charge(at, 0.0)
+            total += self._move_charge(at)
         return total
 
     def remaining(self, side: chess.Color, at: float | None = None) -> float:
@@ -530,24 +526,20 @@ class ChessClock:
             return None
         return self._since + self.remaining(self._mover, self._since)
 
-    def flag_fell(self, at: float, *, deduct: float = 0.0) -> bool:
+    def flag_fell(self, at: float) -> bool:
         """Whether the running side has no time left at ``at`` (remaining <= 0).
 
-        ``deduct`` is the same transmission allowance :meth:`stop` takes, so a reply
-        whose thinking ended in time is judged with the time :meth:`stop` will charge.
         Exactly at :meth:`flag_deadline` the flag has fallen, so a timer woken at the
         deadline always finds it fallen.
         """
         if self._control.untimed or self._mover is None:
             return False
         deadline = self.flag_deadline()
-        if deadline is not None and deduct == 0.0:
+        if deadline is not None:
             # Compared with the deadline itself, not recomputed: float rounding must not
             # leave a timer that woke at the deadline seeing a sliver of time left.
             return at >= deadline
-        charge_now = self._move_charge(at, 0.0)
-        charge = self._move_charge(at, deduct)
-        return self.remaining(self._mover, at) + (charge_now - charge) <= 0
+        return self.remaining(self._mover, at) <= 0
 
     def cc_seconds(self, at: float | None = None) -> tuple[int, int]:
         """(White, Black) time consumed in whole seconds, rounded down, for EPD ``cc``.
@@ -574,7 +566,7 @@ class ChessClock:
         """
         move: dict[str, object] | None = None
         if self._mover is not None:
-            move = {"side": _SIDE_NAMES[self._mover], "elapsed": self._move_charge(at, 0.0)}
+            move = {"side": _SIDE_NAMES[self._mover], "elapsed": self._move_charge(at)}
         elif self._carried is not None:
             move = {"side": _SIDE_NAMES[self._carried[0]], "elapsed": self._carried[1]}
         return {
@@ -607,12 +599,12 @@ class ChessClock:
             clock._carried = _carried_move(move)
         return clock
 
-    def _move_charge(self, at: float | None, deduct: float) -> float:
+    def _move_charge(self, at: float | None) -> float:
         """What the move in progress costs if it ended at ``at`` (without ``at``: banked time)."""
         elapsed = self._banked
         if at is not None and self._since is not None:
             elapsed += max(0.0, at - self._since)
-        return max(0.0, elapsed - deduct)
+        return elapsed
 
 
 def _parsed_or_none(text: str) -> TimeControl | None:

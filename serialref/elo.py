@@ -18,15 +18,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from serialref.result import Result
+
 __all__ = ["EloEstimate", "Score", "estimate"]
 
 _CONFIDENCE = 0.95
 # The constants of cutechess-cli's erfInv (Winitzki's approximation), kept as it has them.
 _PI = 3.1415926535897
 _WINITZKI_A = 8.0 * (_PI - 3.0) / (3.0 * _PI * (4.0 - _PI))
-
-_POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
-
 
 @dataclass(frozen=True, slots=True)
 class Score:
@@ -52,9 +51,10 @@ class Score:
 
     def after(self, result: str, *, as_white: bool) -> Score:
         """The score once a game with PGN ``result`` is added; ``*`` changes nothing."""
-        if result not in _POINTS:
+        points = Result.points_of(result)
+        if points is None:
             return self
-        mine = _POINTS[result][0 if as_white else 1]
+        mine = points[0 if as_white else 1]
         if mine == 1.0:
             return Score(self.wins + 1, self.losses, self.draws)
         if mine == 0.0:

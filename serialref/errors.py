@@ -15,6 +15,9 @@
     ├─ RecorderError(OSError)         the journal or PGN file cannot be written (disk full, ...)
     └─ EngineError                    a chess program behind ``serialref client``
 
+    ProgrammingError(RuntimeError)    serialref's own code used as it must not be: a bug,
+                                      reported as an internal error, never as a user's mistake
+
 Foreign exceptions (``serial.SerialException``, ``termios.error``, ``OSError``,
 ``chess`` errors) are converted once, at the layer that meets them, with
 ``raise ... from exc``, so callers above catch only this tree.
@@ -31,6 +34,7 @@ __all__ = [
     "InputError",
     "LineLostError",
     "PortOpenError",
+    "ProgrammingError",
     "ProtocolError",
     "RecordError",
     "RecorderError",
@@ -141,3 +145,12 @@ def recorder_error(action: str, path: Path, exc: OSError) -> RecorderError:
     if isinstance(exc, FileNotFoundError) and not path.parent.is_dir():
         message += f" (create the directory {str(path.parent)!r} first)"
     return RecorderError(message)
+
+
+class ProgrammingError(RuntimeError):
+    """serialref's own code was used in a way it does not allow: a bug, not a user's error.
+
+    Deliberately outside :class:`SerialrefError`: the command line reports it as an
+    internal error (with the traceback under ``--debug``), never as one line about
+    what the user should change.
+    """

@@ -32,7 +32,7 @@ import chess
 
 from serialref import records
 from serialref.epd import EpdRecord, Operation, format_record, parse_record
-from serialref.errors import ConfigError, LineLostError, RecordError, SerialrefError, escape
+from serialref.errors import ConfigError, LineLostError, ProgrammingError, RecordError, escape
 from serialref.wire.framing import Line, LineFramer
 
 __all__ = ["NullModemCable", "Peer", "answer_instantly", "null_modem", "null_modem_cable"]
@@ -325,7 +325,7 @@ class NullModemCable:
         self._submit(lambda: self._drop_side(side)).wait()
         with self._requests_lock:
             if not self._relay_running:
-                raise SerialrefError("the null-modem relay stopped before the hang-up")
+                raise ProgrammingError("the null-modem relay stopped before the hang-up")
 
     def close(self) -> None:
         """Stop the relay and release every descriptor; idempotent."""
@@ -346,7 +346,7 @@ class NullModemCable:
         done = threading.Event()
         with self._requests_lock:
             if not self._relay_running or self._stopping:
-                raise SerialrefError("the null-modem cable is closed")
+                raise ProgrammingError("the null-modem cable is closed")
             self._requests.append((action, done))
         self._wake()
         return done

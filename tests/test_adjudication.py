@@ -1,4 +1,4 @@
-"""RefereeGame's own bookkeeping against python-chess, move by move."""
+"""GameBoard's own bookkeeping against python-chess, move by move."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import chess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from serialref.referee.adjudication import RefereeGame
+from serialref.referee.adjudication import GameBoard
 
 # Positions where a move changes squares in unusual ways: both castlings, an en
 # passant capture, promotions with and without capture, a Chess960 castling where
@@ -24,7 +24,7 @@ CHESS960_SWAP = "4k3/8/8/8/8/8/8/5KR1 w G - 0 1"
 @given(start=st.sampled_from(STARTS), choices=st.lists(st.integers(0, 10_000), max_size=80))
 def test_fens_follow_every_push(start: str, choices: list[int]) -> None:
     board = chess.Board(start)
-    game = RefereeGame(board.copy())
+    game = GameBoard(board.copy())
     for choice in choices:
         moves = list(board.legal_moves)
         if not moves:
@@ -40,7 +40,7 @@ def test_fens_follow_every_push(start: str, choices: list[int]) -> None:
 
 def test_chess960_castling_that_keeps_both_squares_occupied() -> None:
     board = chess.Board(CHESS960_SWAP, chess960=True)
-    game = RefereeGame(board.copy())
+    game = GameBoard(board.copy())
     castle = board.parse_san("O-O")
     board.push(castle)
     game.push(castle)
@@ -51,7 +51,7 @@ def test_a_resumed_game_knows_the_position_before_its_last_move() -> None:
     board = chess.Board()
     for san in ("e4", "c5", "Nf3"):
         board.push_san(san)
-    game = RefereeGame(board)
+    game = GameBoard(board)
     assert game.fen == board.fen(en_passant="fen")
     assert game.previous_fen == "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq c6 0 2"
     assert game.occurrences() == 1

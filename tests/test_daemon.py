@@ -21,7 +21,7 @@ from serialref.events import MatchEvent, PlayerSignedOff
 from serialref.referee.daemon import PortPlan, RefereeDaemon, StopRequested
 from serialref.referee.settings import MatchSettings
 from serialref.testing import Peer, null_modem
-from serialref.wire.link import LinkEvent, MalformedLineReceived
+from serialref.wire.link import LinkEvent, MalformedLineRead
 
 RUN_TIMEOUT = 5.0
 IDLE_SECONDS = 0.5
@@ -219,7 +219,7 @@ def test_deadlines_are_kept_while_lines_keep_coming(
     wait = daemon._loop.wait
 
     def never_quiet(timeout: float | None) -> list[LinkEvent | StopRequested]:
-        noise = MalformedLineReceived("b", "line noise", "~", time.monotonic())
+        noise = MalformedLineRead("b", "line noise", "~", time.monotonic())
         return [*wait(min(timeout or 0.001, 0.001)), noise]
 
     monkeypatch.setattr(daemon._loop, "wait", never_quiet)

@@ -14,10 +14,15 @@ from typing import Any
 
 import pytest
 
-from serialref.errors import ConfigError, FramingError, LineLostError, SerialrefError
+from serialref.errors import (
+    ConfigError,
+    FramingError,
+    LineLostError,
+    ProgrammingError,
+)
 from serialref.testing import Peer
 from serialref.wire.framing import MAX_LINE
-from serialref.wire.link import LineReceived, LinkEvent, LinkLost, MalformedLineReceived, PortLink
+from serialref.wire.link import LineRead, LinkEvent, LinkLost, MalformedLineRead, PortLink
 from serialref.wire.transport import SerialTransport
 
 EVENT_TIMEOUT = 5.0
@@ -111,7 +116,7 @@ def test_lines_arrive_as_events_however_they_are_split(
         "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -",
         "x y",
     ]
-    assert all(isinstance(event, LineReceived) and event.port == "white" for event in texts)
+    assert all(isinstance(event, LineRead) and event.port == "white" for event in texts)
 
 
 def test_lines_of_one_chunk_share_its_arrival_time(
@@ -135,10 +140,10 @@ def test_malformed_and_too_long_lines_become_events(
     _, peer = started_link
     peer.send_bytes(b"\x1b[31mred\r\n" + b"z" * (MAX_LINE + 1) + b"\r\nfine\r\n")
     bad, long, good = next_event(events), next_event(events), next_event(events)
-    assert bad == MalformedLineReceived(
+    assert bad == MalformedLineRead(
         "white", "byte 0x1b at column 1 is not printable ASCII", "\\x1b[31mred", bad.at
     )
-    assert isinstance(long, MalformedLineReceived)
+    assert isinstance(long, MalformedLineRead)
     assert long.reason.startswith("line too long")
     assert good.text == "fine"
 
@@ -222,7 +227,7 @@ def test_close_without_start_closes_the_port(null_modem: tuple[str, Peer]) -> No
 
 def test_start_twice_is_refused(started_link: tuple[PortLink, Peer]) -> None:
     link, _ = started_link
-    with pytest.raises(SerialrefError, match="already started"):
+    with pytest.raises(ProgrammingError, match="already started"):
         link.start()
 
 
@@ -274,8 +279,8 @@ def test_polled_lines_arrive_however_they_are_split(
     for chunk in chunker(wire):
         peer.send_bytes(chunk)
         received += poll(link)  # the framer keeps a partial line between calls
-    assert [event for event in received if not isinstance(event, LineReceived)] == []
-    assert [(event.port, event.text) for event in received if isinstance(event, LineReceived)] == [
+    assert [event for event in received if not isinstance(event, LineRead)] == []
+    assert [(event.port, event.text) for event in received if isinstance(event, LineRead)] == [
         ("white", "refreq sign_on"),
         ("white", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"),
         ("white", "x y"),
@@ -291,7 +296,7 @@ def test_polled_lines_are_stamped_right_after_the_read(polled_link: tuple[PortLi
     first, second = poll_until(link, 2)
     peer.send_bytes(b"three\r\n")
     (third,) = poll_until(link, 1)
-    assert isinstance(first, LineReceived) and isinstance(second, LineReceived)
+    assert isinstance(first, LineRead) and isinstance(second, LineRead)
     assert (first.text, second.text, third.at) == ("one", "two", 2.0)
     assert first.at == second.at == 1.0
 
@@ -300,10 +305,10 @@ def test_polled_malformed_lines_become_events(polled_link: tuple[PortLink, Peer]
     link, peer = polled_link
     peer.send_bytes(b"\x1b[31mred\r\nfine\r\n")
     bad, good = poll_until(link, 2)
-    assert bad == MalformedLineReceived(
+    assert bad == MalformedLineRead(
         "white", "byte 0x1b at column 1 is not printable ASCII", "\\x1b[31mred", 1.0
     )
-    assert isinstance(good, LineReceived) and good.text == "fine"
+    assert isinstance(good, LineRead) and good.text == "fine"
 
 
 def test_polled_hang_up_gives_exactly_one_link_lost(
@@ -338,7 +343,7 @@ def test_a_bug_in_polled_framing_still_reports_the_link_lost(
 
 def test_a_started_link_cannot_be_polled(started_link: tuple[PortLink, Peer]) -> None:
     link, _ = started_link
-    with pytest.raises(SerialrefError, match="its own thread"):
+    with pytest.raises(ProgrammingError, match="its own thread"):
         link.read_events()
 
 

@@ -240,7 +240,7 @@ def test_a_mate_must_be_scored_as_that_mate() -> None:
     feed(validator, [START, game_started(), *played(FOOLS_MATE)])
     for wrong in ("1-0", "1/2-1/2", "*"):
         refused(validator, ended(wrong),
-                f"result '{re.escape(wrong)}', but the board says 0-1 \\(Black mates\\)")  # fmt: skip
+                f"result '{re.escape(wrong)}', but the board says 0-1 \\(Black mates")
     refused(validator, dataclasses.replace(played(["a3"])[0], ply=5), "a move in a finished game")
     feed(validator, [ended("0-1")])
 

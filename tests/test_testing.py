@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 import serial
 
-from serialref.errors import ConfigError, LineLostError, SerialrefError
+from serialref.errors import ConfigError, LineLostError, ProgrammingError
 from serialref.testing import NullModemCable, Peer, null_modem, null_modem_cable
 from serialref.wire.transport import SerialTransport
 
@@ -261,7 +261,7 @@ def test_closed_cable_refuses_requests() -> None:
         pass
     cable.close()
     assert not os.path.exists(cable.path_a)
-    with pytest.raises(SerialrefError, match="closed"):
+    with pytest.raises(ProgrammingError, match="closed"):
         cable.inject_noise("a", b"x")
 
 

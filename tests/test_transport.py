@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import serial
 
-from serialref.errors import ConfigError, LineLostError, PortOpenError, SerialrefError
+from serialref.errors import (
+    ConfigError,
+    LineLostError,
+    PortOpenError,
+    ProgrammingError,
+)
 from serialref.testing import Peer
 from serialref.wire.transport import PortSettings, SerialTransport
 
@@ -341,7 +346,7 @@ def test_a_pty_is_read_straight_from_its_descriptor(
 def test_loop_url_has_no_descriptor_to_poll() -> None:
     with SerialTransport.open("loop://") as transport:
         assert transport.fileno() is None
-        with pytest.raises(SerialrefError, match="read"):
+        with pytest.raises(ProgrammingError, match="read"):
             transport.read_nowait()
 
 
@@ -414,7 +419,7 @@ def test_a_read_error_is_line_lost(
 def test_read_nowait_after_close_is_refused(port_and_peer: tuple[SerialTransport, Peer]) -> None:
     transport, _ = port_and_peer
     transport.close()
-    with pytest.raises(SerialrefError, match="still open"):
+    with pytest.raises(ProgrammingError, match="still open"):
         transport.read_nowait()
 
 

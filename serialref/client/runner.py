@@ -43,7 +43,7 @@ from serialref.client.players import Player, ThinkRequest
 from serialref.client.session import SAFETY_MARGIN, PlayerSession, SessionOutput
 from serialref.errors import EngineError, LineLostError, PortOpenError, RecorderError, escape
 from serialref.wire.backoff import Backoff
-from serialref.wire.link import LineReceived, LinkEvent, MalformedLineReceived, PortLink
+from serialref.wire.link import LineRead, LinkEvent, MalformedLineRead, PortLink
 from serialref.wire.transport import PortSettings, SerialTransport
 
 __all__ = [
@@ -173,11 +173,11 @@ class _Client:
         """One event of ``link``; events of a link already replaced are dropped."""
         if link is not self._link:
             return
-        if isinstance(event, LineReceived):
+        if isinstance(event, LineRead):
             if LOGGER.isEnabledFor(logging.DEBUG):
                 LOGGER.debug("<- %s", escape(event.text))
             self._apply(self._active_session().line_received(event.text, event.at))
-        elif isinstance(event, MalformedLineReceived):
+        elif isinstance(event, MalformedLineRead):
             LOGGER.warning("<- ignored a malformed line (%s): %s", event.reason, event.preview)
         else:
             self._line_lost(event.reason)

@@ -1,6 +1,6 @@
 """How a game ends, and what a player's reply means (PROTOCOL.md sections 4-5).
 
-Pure rules on top of python-chess: no I/O, no clocks. :class:`RefereeGame` keeps
+Pure rules on top of python-chess: no I/O, no clocks. :class:`GameBoard` keeps
 the board with its history and an incremental table of position counts, so
 checking repetitions costs the same at ply 400 as at ply 4 (python-chess's own
 ``is_repetition`` replays the move stack). :func:`judge_reply` turns a ``reply``
@@ -19,9 +19,10 @@ import chess
 
 from serialref.epd import EpdRecord
 from serialref.errors import RecordError
+from serialref.result import Result
 
 __all__ = [
-    "RefereeGame",
+    "GameBoard",
     "ReplyKind",
     "Ruling",
     "Termination",
@@ -48,21 +49,23 @@ class Termination(enum.StrEnum):
 class Verdict:
     """The end of a game: PGN result, Termination tag and a reason for people."""
 
-    result: str
+    result: Result
     termination: Termination
     reason: str
 
     @classmethod
     def win(cls, winner: chess.Color, termination: Termination, reason: str) -> Verdict:
-        return cls("1-0" if winner == chess.WHITE else "0-1", termination, reason)
+        return cls(
+            Result.WHITE_WINS if winner == chess.WHITE else Result.BLACK_WINS, termination, reason
+        )
 
     @classmethod
     def draw(cls, reason: str, termination: Termination = Termination.NORMAL) -> Verdict:
-        return cls("1/2-1/2", termination, reason)
+        return cls(Result.DRAW, termination, reason)
 
     @classmethod
     def unfinished(cls, termination: Termination, reason: str) -> Verdict:
-        return cls("*", termination, reason)
+        return cls(Result.UNFINISHED, termination, reason)
 
 
 # python-chess names its Status flags for programmers; these read better in a report.
@@ -118,7 +121,7 @@ class _Placement:
         return placement
 
 
-class RefereeGame:
+class GameBoard:
     """The board of one game with an O(1) repetition table.
 
     Moves must be played with :meth:`push`, which keeps the table and the FENs.
@@ -292,7 +295,7 @@ def positions_match(record: EpdRecord, board: chess.Board, fen: str | None = Non
     return not probe.has_legal_en_passant()
 
 
-def wrong_position(game: RefereeGame, record: EpdRecord) -> Ruling:
+def wrong_position(game: GameBoard, record: EpdRecord) -> Ruling:
     """The ruling on a reply in turn whose position is not the game's (PROTOCOL.md 4)."""
     expected = " ".join(game.fen.split(" ")[:4])
     return Ruling(
@@ -300,7 +303,7 @@ def wrong_position(game: RefereeGame, record: EpdRecord) -> Ruling:
     )
 
 
-def judge_reply(game: RefereeGame, record: EpdRecord, *, offer_pending: bool) -> Ruling:
+def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> Ruling:
     """Decide what a ``reply`` in turn, in the game's position, means (PROTOCOL.md 4 and 5).
 
     The caller has checked the position with :func:`positions_match` (a reply in

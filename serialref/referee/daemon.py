@@ -32,17 +32,17 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from types import FrameType
 
-from serialref.errors import LineLostError, PortOpenError, SerialrefError
+from serialref.errors import LineLostError, PortOpenError, ProgrammingError
 from serialref.events import MatchListener, Recorder
 from serialref.referee.match import MatchReferee, ResumePoint
 from serialref.referee.settings import MatchSettings
 from serialref.wire.backoff import Backoff
 from serialref.wire.link import (
-    LineReceived,
+    LineRead,
     LineWriter,
     LinkEvent,
     LinkLost,
-    MalformedLineReceived,
+    MalformedLineRead,
     PortLink,
     RecordLeft,
     WriterEvent,
@@ -204,7 +204,7 @@ class _EventLoop:
 
     def _open_selector(self) -> selectors.BaseSelector:
         if self._selector is None:
-            raise SerialrefError("the referee's event loop is not running")
+            raise ProgrammingError("the referee's event loop is not running")
         return self._selector
 
 
@@ -328,9 +328,9 @@ class RefereeDaemon:
         return min((d for d in deadlines if d is not None), default=None)
 
     def _handle(self, event: LoopEvent) -> None:
-        if isinstance(event, LineReceived):
+        if isinstance(event, LineRead):
             self.referee.on_line(event.port, event.text, event.at)
-        elif isinstance(event, MalformedLineReceived):
+        elif isinstance(event, MalformedLineRead):
             self.referee.on_malformed(event.port, event.reason, event.preview, event.at)
         elif isinstance(event, RecordLeft):
             self.referee.on_record_left(event.port, event.at)

@@ -41,7 +41,7 @@ from serialref.events import (
     PlayerSignedOff,
 )
 from serialref.referee.adjudication import (
-    RefereeGame,
+    GameBoard,
     ReplyKind,
     Ruling,
     Termination,
@@ -164,7 +164,7 @@ class GameReferee:
             self.white_port = self._settings.white_port(number)
             opening = self._settings.opening(number)
             self.opening_moves = opening.moves
-            self.game = RefereeGame(opening.board())
+            self.game = GameBoard(opening.board())
             self.clock = ChessClock(self._settings.time_control)
             self.tags: dict[str, str] = {}
             initial = GameState.RESETTING
@@ -172,7 +172,7 @@ class GameReferee:
             started = resumed.started
             self.white_port = started.white_port
             self.opening_moves = started.opening_moves
-            self.game = RefereeGame(resumed.board)
+            self.game = GameBoard(resumed.board)
             self.clock = resumed.clock
             self.tags = {name: started.tags[name] for name in records.ROSTER}
             self._offer_pending = resumed.offer_pending

@@ -55,6 +55,7 @@ from serialref.referee.game import GameReferee, ResumedGame
 from serialref.referee.openings import Opening
 from serialref.referee.session import IgnoredLines, PortSession, SessionState
 from serialref.referee.settings import PORTS, MatchSettings
+from serialref.result import Result
 
 LOGGER = logging.getLogger(__name__)
 
@@ -564,7 +565,7 @@ class MatchReferee:
 
     def _count_score(self, result: str, white_port: str) -> None:
         white = PORTS.index(white_port)
-        points = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}.get(result)
+        points = Result.points_of(result)
         if points is not None:
             self.score[white] += points[0]
             self.score[1 - white] += points[1]

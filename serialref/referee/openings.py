@@ -21,7 +21,7 @@ import chess.pgn
 
 from serialref.epd import parse_lenient
 from serialref.errors import ConfigError, RecordError
-from serialref.referee.adjudication import RefereeGame, position_problems
+from serialref.referee.adjudication import GameBoard, position_problems
 
 __all__ = ["Opening", "load_openings", "opening_from_fen", "openings_digest", "start_problem"]
 
@@ -51,7 +51,7 @@ def start_problem(board: chess.Board) -> str | None:
     problems = position_problems(board)
     if problems:
         return f"not a legal position to play from: {', '.join(problems)}"
-    verdict = RefereeGame(board).automatic_verdict()
+    verdict = GameBoard(board).automatic_verdict()
     if verdict is not None:
         return f"the game is already over there ({verdict.reason})"
     return None

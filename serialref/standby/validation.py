@@ -41,19 +41,20 @@ from serialref.events import (
     MovePlayed,
 )
 from serialref.recorders.journal import decode_entry
-from serialref.referee.adjudication import RefereeGame, Verdict
+from serialref.referee.adjudication import GameBoard, Verdict
 from serialref.referee.openings import Opening, start_problem
+from serialref.result import Result
 
 __all__ = ["PGN_RESULTS", "JournalValidator"]
 
-PGN_RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
+PGN_RESULTS = frozenset(Result)
 
 
 @dataclass
 class _Game:
     """A game in progress: its board from the start position, openings and moves played."""
 
-    game: RefereeGame
+    game: GameBoard
     plies: int = 0
     verdict: Verdict | None = None  # the board's own verdict (mate, stalemate, ...)
 
@@ -109,7 +110,7 @@ class JournalValidator:
         problem = start_problem(board)  # the referee's own rule for a start position
         if problem is not None:
             raise ValueError(f"{event.fen!r}: {problem}")
-        self._games[event.game] = _Game(RefereeGame(board))
+        self._games[event.game] = _Game(GameBoard(board))
 
     def _play(self, event: MovePlayed) -> None:
         game = self._game_in_progress(event.game)

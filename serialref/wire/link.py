@@ -37,18 +37,18 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Protocol, Self
 
-from serialref.errors import ConfigError, FramingError, LineLostError, SerialrefError, escape
+from serialref.errors import ConfigError, FramingError, LineLostError, ProgrammingError, escape
 from serialref.wire.framing import MAX_LINE, Line, LineFramer
 from serialref.wire.transport import SerialTransport
 
 __all__ = [
     "MAX_PENDING_BYTES",
-    "LineReceived",
+    "LineRead",
     "LineWriter",
     "LinkEvent",
     "LinkEventSink",
     "LinkLost",
-    "MalformedLineReceived",
+    "MalformedLineRead",
     "PortLink",
     "RecordLeft",
     "WriterEvent",
@@ -66,7 +66,7 @@ thousand moves is under 100 kB, so only a player that does not read gets near it
 
 
 @dataclass(frozen=True, slots=True)
-class LineReceived:
+class LineRead:
     """A printable line arrived on ``port``; ``at`` is the clock when its line end arrived."""
 
     port: str
@@ -75,7 +75,7 @@ class LineReceived:
 
 
 @dataclass(frozen=True, slots=True)
-class MalformedLineReceived:
+class MalformedLineRead:
     """A line that must be ignored (too long or not printable); ``preview`` is escaped."""
 
     port: str
@@ -101,7 +101,7 @@ class RecordLeft:
     at: float
 
 
-LinkEvent = LineReceived | MalformedLineReceived | LinkLost
+LinkEvent = LineRead | MalformedLineRead | LinkLost
 """What reading a port gives."""
 
 WriterEvent = RecordLeft | LinkLost
@@ -148,7 +148,7 @@ class PortLink:
     def start(self) -> None:
         """Start the reader thread; events arrive on the queue until :meth:`close` or a hang-up."""
         if self._reader is not None:
-            raise SerialrefError(f"the link on port {self.port!r} is already started")
+            raise ProgrammingError(f"the link on port {self.port!r} is already started")
         self._reader = threading.Thread(
             target=self._read_lines, name=f"serialref-reader-{self.port}", daemon=True
         )
@@ -165,7 +165,7 @@ class PortLink:
         stops waiting on the descriptor and closes the link.
         """
         if self._reader is not None:
-            raise SerialrefError(f"the link on port {self.port!r} is read by its own thread")
+            raise ProgrammingError(f"the link on port {self.port!r} is read by its own thread")
         if self._lost or self._closed:
             return []
         try:
@@ -220,9 +220,9 @@ class PortLink:
         events: list[LinkEvent] = []
         for event in self._framer.feed(data):
             if isinstance(event, Line):
-                events.append(LineReceived(self.port, event.text, at))
+                events.append(LineRead(self.port, event.text, at))
             else:
-                events.append(MalformedLineReceived(self.port, event.reason, event.preview, at))
+                events.append(MalformedLineRead(self.port, event.reason, event.preview, at))
         return events
 
     def _lose(self, reason: str) -> LinkLost:

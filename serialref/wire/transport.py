@@ -47,7 +47,7 @@ from typing import Any, Self
 
 import serial
 
-from serialref.errors import ConfigError, LineLostError, PortOpenError, SerialrefError
+from serialref.errors import ConfigError, LineLostError, PortOpenError, ProgrammingError
 
 __all__ = ["LineDelay", "PortSettings", "SerialTransport"]
 
@@ -213,7 +213,7 @@ class SerialTransport:
         with self._read_lock:
             fd = self.fileno()
             if fd is None:
-                raise SerialrefError(
+                raise ProgrammingError(
                     f"{self.url!r}: read_nowait() needs a port read straight from its descriptor"
                     " and still open; read this one with read()"
                 )
@@ -237,7 +237,7 @@ class SerialTransport:
         """
         fd = self.fileno()
         if fd is None:
-            raise SerialrefError(
+            raise ProgrammingError(
                 f"{self.url!r}: write_nowait() needs a port written straight to its descriptor"
                 " and still open; write this one with write()"
             )
