@@ -33,13 +33,13 @@ import chess
 from games import long_game
 
 from serialref import records
-from serialref.clock import TimeControl
 from serialref.epd import EpdRecord, format_record, parse_record
 from serialref.events import MatchEvent, MatchListener, MovePlayed, Recorder
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.settings import MatchSettings
+from serialref.timecontrol import TimeControl
 from serialref.wire.framing import Line, LineFramer
 
 PLIES = 440

@@ -15,12 +15,12 @@ import chess
 import pytest
 
 from serialref import records
-from serialref.clock import TimeControl
 from serialref.epd import format_record
 from serialref.events import MatchEvent, PlayerSignedOff
 from serialref.referee.daemon import PortPlan, RefereeDaemon, StopRequested
 from serialref.referee.settings import MatchSettings
 from serialref.testing import Peer, null_modem
+from serialref.timecontrol import TimeControl
 from serialref.wire.link import LinkEvent, MalformedLineRead
 
 RUN_TIMEOUT = 5.0

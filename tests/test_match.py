@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from serialref import records
-from serialref.clock import TimeControl
 from serialref.epd import EpdRecord, Operation, format_record, parse_record
 from serialref.events import (
     GameEnded,
@@ -26,6 +25,7 @@ from serialref.referee.match import MatchReferee, MatchState, ResumePoint
 from serialref.referee.openings import Opening
 from serialref.referee.session import SessionState
 from serialref.referee.settings import MatchSettings
+from serialref.timecontrol import TimeControl
 
 START = chess.STARTING_FEN
 WALL = 1_795_000_000.0  # 2026-11-18, a fixed wall clock for the Date tag

@@ -19,8 +19,8 @@ from serialref.client.players import (
     ThinkingBudget,
     ThinkRequest,
 )
-from serialref.clock import TimeControl
 from serialref.errors import ConfigError
+from serialref.timecontrol import TimeControl
 
 
 def request(board: chess.Board) -> ThinkRequest:

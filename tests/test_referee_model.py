@@ -32,7 +32,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from serialref import records
-from serialref.clock import TimeControl
 from serialref.epd import EpdRecord, Operation, format_record, parse_record
 from serialref.errors import LineLostError
 from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed
@@ -40,6 +39,7 @@ from serialref.recorders.journal import decode_entry, encode_entry
 from serialref.referee.match import MatchReferee, MatchState
 from serialref.referee.resume import unfinished_match
 from serialref.referee.settings import PORTS, MatchSettings
+from serialref.timecontrol import TimeControl
 
 SETTINGS = MatchSettings(
     games=3,

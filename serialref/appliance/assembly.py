@@ -17,7 +17,6 @@ from typing import TextIO
 
 from serialref.appliance.config import MatchConfig, PortConfig, require_port_paths
 from serialref.appliance.notify import SystemdNotifier
-from serialref.clock import TimeControl
 from serialref.errors import recorder_error
 from serialref.events import (
     MatchListener,
@@ -34,6 +33,7 @@ from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.openings import Opening, load_openings, opening_from_fen
 from serialref.referee.resume import MatchInJournal, find_unfinished_match
 from serialref.referee.settings import MatchSettings
+from serialref.timecontrol import TimeControl
 from serialref.wire.transport import LineDelay
 
 LOGGER = logging.getLogger(__name__)

@@ -29,10 +29,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
 
-from serialref.clock import TimeControl
 from serialref.errors import ConfigError, InputError
 from serialref.referee.openings import opening_from_fen
 from serialref.referee.settings import OnInfraction
+from serialref.timecontrol import TimeControl
 from serialref.wire.transport import LineDelay, PortSettings
 
 __all__ = [

@@ -36,7 +36,8 @@ from typing import Protocol
 import chess
 import chess.engine
 
-from serialref.clock import ChessClock, TimeControl, side_index
+from serialref.clock import ChessClock, side_index
+from serialref.timecontrol import TimeControl
 
 __all__ = [
     "Analysis",

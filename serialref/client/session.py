@@ -41,7 +41,7 @@ import chess
 
 from serialref.client.players import Decision, ThinkingBudget, ThinkRequest
 from serialref.client.replies import reply_in_finished_position, reply_to
-from serialref.clock import TimeControl, side_index
+from serialref.clock import side_index
 from serialref.epd import EpdRecord, format_record, parse_record
 from serialref.errors import ConfigError, EngineError, ProtocolError, escape
 from serialref.records import (
@@ -51,6 +51,7 @@ from serialref.records import (
     sign_off,
     sign_on,
 )
+from serialref.timecontrol import TimeControl
 
 __all__ = ["CC_RESOLUTION", "SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
 

@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from serialref.clock import TimeControl
 from serialref.errors import ConfigError
 from serialref.events import (
     MatchEnded,
@@ -33,6 +32,7 @@ from serialref.events import (
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
 from serialref.referee.match import ResumePoint
 from serialref.referee.settings import PORTS, MatchSettings
+from serialref.timecontrol import TimeControl
 
 __all__ = ["MatchInJournal", "find_unfinished_match", "unfinished_match"]
 

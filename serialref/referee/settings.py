@@ -9,8 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from serialref.clock import TimeControl
 from serialref.referee.openings import Opening, openings_digest
+from serialref.timecontrol import TimeControl
 
 __all__ = ["PORTS", "MatchSettings", "OnInfraction", "other_port"]
 

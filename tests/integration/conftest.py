@@ -12,7 +12,6 @@ import chess
 import pytest
 
 from serialref import records
-from serialref.clock import TimeControl
 from serialref.epd import format_record
 from serialref.events import MatchEvent, MovePlayed
 from serialref.recorders.journal import JournalRecorder
@@ -20,6 +19,7 @@ from serialref.recorders.pgn import PgnRecorder
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.settings import MatchSettings
 from serialref.testing import Peer, null_modem
+from serialref.timecontrol import TimeControl
 
 
 class MoveWatcher:

@@ -21,12 +21,12 @@ import pytest
 import serial
 
 from serialref import records
-from serialref.clock import TimeControl
 from serialref.epd import Operation, format_record
 from serialref.events import GameEnded, MatchEvent, MovePlayed, RecordSent
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.settings import MatchSettings
 from serialref.testing import NullModemCable, Peer, answer_instantly, null_modem_cable
+from serialref.timecontrol import TimeControl
 from serialref.wire.transport import PortSettings
 
 PLIES = 40

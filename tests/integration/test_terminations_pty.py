@@ -17,12 +17,12 @@ import chess.pgn
 import pytest
 
 from serialref import records
-from serialref.clock import TimeControl
 from serialref.epd import Operation, format_record
 from serialref.events import GameEnded
 from serialref.recorders.journal import read_journal
 from serialref.referee.openings import Opening
 from serialref.testing import Peer
+from serialref.timecontrol import TimeControl
 
 if TYPE_CHECKING:
     from conftest import RunningReferee
