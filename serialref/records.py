@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -27,6 +27,7 @@ __all__ = [
     "disconnect",
     "execute",
     "fault",
+    "game_tags",
     "inform",
     "player_fault",
     "player_request",
@@ -116,6 +117,24 @@ def _clock_operation(consumed: tuple[int, int]) -> Operation:
 def reset(position: Position) -> EpdRecord:
     """``refcom reset`` with the next game's initial position."""
     return _record(Refcom.RESET, position)
+
+
+def game_tags(
+    roster: Mapping[str, str],
+    time_control: str,
+    *,
+    result: str | None = None,
+    termination: str | None = None,
+) -> list[tuple[str, str]]:
+    """The ``ptp`` of a game's ``inform`` (PROTOCOL.md 3): the Seven Tag Roster in roster
+    order, then ``TimeControl``; at the game's end the ``result`` and ``Termination``."""
+    tags = [(name, roster[name]) for name in ROSTER]
+    if result is not None:
+        tags[-1] = ("Result", result)
+    tags.append(("TimeControl", time_control))
+    if termination is not None:
+        tags.append(("Termination", termination))
+    return tags
 
 
 def inform(position: Position, tags: Iterable[tuple[str, str]]) -> EpdRecord:

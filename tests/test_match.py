@@ -21,8 +21,9 @@ from serialref.events import (
     MatchEvent,
     MovePlayed,
 )
-from serialref.referee.match import MatchReferee, MatchState, ResumePoint
+from serialref.referee.match import MatchReferee, MatchState
 from serialref.referee.openings import Opening
+from serialref.referee.resume import ResumePoint
 from serialref.referee.session import SessionState
 from serialref.referee.settings import MatchSettings
 from serialref.timecontrol import TimeControl

@@ -18,7 +18,7 @@ from serialref.events import (
     MovePlayed,
 )
 from serialref.observers.progress import ProgressObserver
-from serialref.referee.match import ResumePoint
+from serialref.referee.resume import ResumePoint
 
 
 def started(game: int, white_port: str, names: tuple[str, str] = ("Alpha", "Beta")) -> GameStarted:

@@ -374,7 +374,7 @@ class RefereeModel(RuleBasedStateMachine):
         self._resumed_asks_for_the_same_position(point)
 
     def _resumed_asks_for_the_same_position(self, point: object) -> None:
-        from serialref.referee.match import ResumePoint
+        from serialref.referee.resume import ResumePoint
 
         assert isinstance(point, ResumePoint)
         players = {port: Player(port) for port in PORTS}

@@ -30,7 +30,7 @@ from serialref.events import GameEnded, GameStarted, MatchEnded, MatchEvent, Mat
 from serialref.observers.output import ObserverOutput, printable
 
 if TYPE_CHECKING:
-    from serialref.referee.match import ResumePoint
+    from serialref.referee.resume import ResumePoint
 
 __all__ = ["ProgressObserver", "format_estimate"]
 

@@ -34,7 +34,8 @@ from types import FrameType
 
 from serialref.errors import LineLostError, PortOpenError, ProgrammingError
 from serialref.events import MatchListener, Recorder
-from serialref.referee.match import MatchReferee, ResumePoint
+from serialref.referee.match import MatchReferee
+from serialref.referee.resume import ResumePoint
 from serialref.referee.settings import MatchSettings
 from serialref.wire.backoff import Backoff
 from serialref.wire.link import (

@@ -9,12 +9,9 @@ result (ENDED). A game that loses a player while RESETTING never began: the matc
 drops it and starts the same game, with the same number and colours, when the player
 is back.
 
-A move's clock starts when the ``respond`` that asks for it can have reached the
-player: the wire says when, or that the port could not take it yet, and then
-:meth:`GameReferee.record_left` says it later. A later ``respond`` for the same move
-(a restore) does not start it again: the player's clock kept running while it was
-away. Every reply is charged up to the moment its first byte left the player: its
-own line time is subtracted (PROTOCOL.md 5).
+When a move's clock starts and stops is the :class:`MoveClock`'s to say. Every reply
+is charged up to the moment its first byte left the player: its own line time is
+subtracted (PROTOCOL.md 5).
 """
 
 from __future__ import annotations
@@ -22,9 +19,9 @@ from __future__ import annotations
 import datetime
 import enum
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import chess
 from transitions import Machine
@@ -36,7 +33,6 @@ from serialref.events import (
     GameEnded,
     GameStarted,
     Infraction,
-    MatchEvent,
     MovePlayed,
     PlayerSignedOff,
 )
@@ -50,48 +46,13 @@ from serialref.referee.adjudication import (
     positions_match,
     wrong_position,
 )
-from serialref.referee.session import PortSession
-from serialref.referee.settings import PORTS, MatchSettings, OnInfraction, other_port
+from serialref.referee.host import GameHost
+from serialref.referee.moveclock import MoveClock
+from serialref.referee.settings import PORTS, OnInfraction, other_port
 
-__all__ = ["GameHost", "GameReferee", "GameState", "ResumedGame"]
+__all__ = ["GameReferee", "GameState", "ResumedGame"]
 
 LOGGER = logging.getLogger(__name__)
-
-
-class GameHost(Protocol):
-    """What a game needs from its match: the seats, the wire, the record and the time."""
-
-    @property
-    def settings(self) -> MatchSettings: ...
-
-    @property
-    def sessions(self) -> Mapping[str, PortSession]: ...
-
-    def send(self, port: str, record: EpdRecord, *, notify: bool = False) -> float | None:
-        """Send a record; when it can have reached the player, None while it waits."""
-        ...
-
-    def transmission_time(self, port: str, nbytes: int) -> float:
-        """The line time of ``nbytes`` on that port, where ``line_delay`` applies."""
-        ...
-
-    def publish(self, event: MatchEvent) -> None: ...
-
-    def received(self, port: str, text: str, at: float) -> None:
-        """Record a line the game acts on, before what it causes."""
-        ...
-
-    def ignored(self, port: str, text: str, at: float, reason: str) -> None:
-        """Record (within limits) a line the game does not act on."""
-        ...
-
-    def now(self) -> float: ...
-
-    def wall_time(self) -> float: ...
-
-    def game_over(self, game: GameReferee, verdict: Verdict) -> None:
-        """The game has a result; inform and conclude went out."""
-        ...
 
 
 class GameState(enum.Enum):
@@ -121,12 +82,17 @@ TRANSITIONS: list[dict[str, Any]] = [
 
 @dataclass(frozen=True, slots=True)
 class ResumedGame:
-    """A game its journal left unfinished: how it started, its moves and its clocks."""
+    """A game its journal left unfinished: how it started, its moves and its clocks.
+
+    ``state`` is PLAYING (the players present are restored at once) or SUSPENDED
+    (after an orderly stop: no clock runs until both players are back).
+    """
 
     started: GameStarted
     board: chess.Board
     clock: ChessClock
     offer_pending: bool
+    state: GameState
 
 
 class GameReferee:
@@ -145,13 +111,8 @@ class GameReferee:
         host: GameHost,
         *,
         resumed: ResumedGame | None = None,
-        suspended: bool = False,
     ) -> None:
-        """A new game (resets go out, the reset delay runs) or a ``resumed`` one.
-
-        A resumed game is PLAYING (the players are restored as they sign on, or
-        at once by the match) or, ``suspended``, waits for both players first.
-        """
+        """A new game (resets go out, the reset delay runs) or a ``resumed`` one."""
         self.number = number
         self._host = host
         self._settings = host.settings
@@ -159,7 +120,6 @@ class GameReferee:
         self._offer_pending = False
         self._absent_until: dict[str, float] = {}
         self._reset_until: float | None = None
-        self._awaiting_departure: str | None = None
         if resumed is None:
             self.white_port = self._settings.white_port(number)
             opening = self._settings.opening(number)
@@ -176,7 +136,8 @@ class GameReferee:
             self.clock = resumed.clock
             self.tags = {name: started.tags[name] for name in records.ROSTER}
             self._offer_pending = resumed.offer_pending
-            initial = GameState.SUSPENDED if suspended else GameState.PLAYING
+            initial = resumed.state
+        self._moves = MoveClock(self.clock, self._settings.flag_grace)
         self._machine = Machine(
             model=self,
             states=GameState,
@@ -206,9 +167,7 @@ class GameReferee:
         """When :meth:`on_timer` must run next for this game."""
         deadlines = [self._reset_until, *self._absent_until.values()]
         if self.state is GameState.PLAYING:
-            flag = self.clock.flag_deadline()
-            if flag is not None:
-                deadlines.append(flag + self._settings.flag_grace)
+            deadlines.append(self._moves.flag_deadline())
         return min((d for d in deadlines if d is not None), default=None)
 
     def on_timer(self, now: float) -> None:
@@ -222,23 +181,19 @@ class GameReferee:
                 del self._absent_until[port]
                 if not self._sessions[port].signed_on and not self.ended:
                     self.end(self._abandoned(port, "did not come back in time"), at=now)
-        if self.state is GameState.PLAYING and self.clock.flag_fell(
-            now - self._settings.flag_grace
-        ):
-            deadline = self.clock.flag_deadline()
-            self.end(self.game.flag_verdict(self.game.turn), at=min(now, deadline or now))
+        fell = self._moves.flag_fell_by(now) if self.state is GameState.PLAYING else None
+        if fell is not None:
+            self.end(self.game.flag_verdict(self.game.turn), at=fell)
 
     def on_stall(self, began: float, ended: float) -> None:
         """The referee did not run from ``began`` to ``ended``: charge it to no one."""
-        self.clock.discount(began, ended)
+        self._moves.not_running(began, ended)
         lost = ended - began
         self._absent_until = {port: until + lost for port, until in self._absent_until.items()}
 
     def record_left(self, port: str, at: float) -> None:
         """A ``respond`` the port could not take at once has left: its move's clock starts."""
-        if port == self._awaiting_departure:
-            self._awaiting_departure = None
-            self._start_move(at)
+        self._moves.left(port, at)
 
     def suspended_snapshot(self, now: float) -> dict[str, object]:
         """Stop the clocks for an orderly stop; what the restart continues from."""
@@ -272,10 +227,7 @@ class GameReferee:
         elif signed_off:
             self.end(self._abandoned(port, reason), at=self._host.now())
             return
-        if port == self._awaiting_departure:
-            # Its respond never left; its clock runs while it is away, as a real one would.
-            self._awaiting_departure = None
-            self._start_move(self._host.now())
+        self._moves.gone(port, self._host.now())
 
     def player_fault(self, port: str, reason: str) -> None:
         """A player reported a fault it cannot recover from (8.2.1): the game ends unfinished."""
@@ -291,7 +243,7 @@ class GameReferee:
         """A ``reply`` arrived on ``port``: a move, an ending, an infraction, or stale."""
         session = self._sessions[port]
         in_turn = self.state is GameState.PLAYING and session.to_move
-        if in_turn and port == self._awaiting_departure:
+        if in_turn and self._moves.awaits_departure_to(port):
             self._host.ignored(port, text, at, "reply before its respond had left (stale)")
             return
         in_position = in_turn and positions_match(record, self.game.board, self.game.fen)
@@ -354,17 +306,13 @@ class GameReferee:
     def _open(self) -> None:
         """After the reset delay: the game begins (its number is used) and White is asked."""
         settings = self._settings
-        names = {port: session.name for port, session in self._sessions.items()}
         black_port = other_port(self.white_port)
-        self.tags = {
-            "Event": settings.event,
-            "Site": settings.site,
-            "Date": datetime.date.fromtimestamp(self._host.wall_time()).strftime("%Y.%m.%d"),
-            "Round": str(self.number),
-            "White": names[self.white_port],
-            "Black": names[black_port],
-            "Result": "*",
-        }
+        self.tags = settings.roster(
+            self.number,
+            self._sessions[self.white_port].name,
+            self._sessions[black_port].name,
+            datetime.date.fromtimestamp(self._host.wall_time()),
+        )
         self._host.publish(
             GameStarted(
                 game=self.number,
@@ -384,8 +332,7 @@ class GameReferee:
 
     def _stop_clock(self, *_args: Any, at: float) -> None:
         """Before suspending or ending: no one is charged from ``at`` on."""
-        self.clock.pause(at)
-        self._awaiting_departure = None
+        self._moves.stop(at)
 
     def _ask_side_to_move(self) -> None:
         """Every player is back: the side to move gets its respond and its clock runs."""
@@ -425,18 +372,12 @@ class GameReferee:
     # ------------------------------------------------------------------ moves
 
     def _send_respond(self, port: str, san: str | None) -> None:
-        """Ask ``port`` to move, after the opponent's ``san`` or (None) from the current position.
-
-        The respond that opens a move starts its clock when it has left; one sent
-        again for the same move (a restore) leaves the running clock alone.
-        """
+        """Ask ``port`` to move: after the opponent's ``san``, or (None) from the position."""
         game, clock = self.game, self.clock
         session = self._sessions[port]
-        counting = clock.running is not None and not clock.paused
         if not session.signed_on:
             # Told when it comes back; its clock runs meanwhile, as a real one would.
-            if not counting:
-                self._start_move(self._host.now())
+            self._moves.asked(port, game.turn, self._host.now())
             return
         record = records.respond(
             game.fen if san is None else game.previous_fen,
@@ -444,21 +385,9 @@ class GameReferee:
             san,
             draw_offer=self._offer_pending and san is not None,
         )
-        left_at = self._host.send(port, record, notify=not counting)
+        left_at = self._host.send(port, record, notify=not self._moves.counting)
         session.note_respond(game.fen)
-        if counting:
-            return
-        if left_at is None:
-            self._awaiting_departure = port
-        else:
-            self._start_move(left_at)
-
-    def _start_move(self, at: float) -> None:
-        """The side to move's clock runs from ``at``: a new move, or one resumed."""
-        if self.clock.running is None:
-            self.clock.start(self.game.turn, at)
-        else:
-            self.clock.resume(at)
+        self._moves.asked(port, game.turn, left_at)
 
     def _play(self, ruling: Ruling, at: float) -> str:
         """Accept the ruling's move, its thinking having ended at ``at``; returns it in SAN."""
@@ -547,13 +476,14 @@ class GameReferee:
         return max(times, default=self._host.now()) + self._settings.reset_delay
 
     def _inform_tags(self, final: Verdict | None = None) -> list[tuple[str, str]]:
-        tags = [(name, self.tags[name]) for name in records.ROSTER]
-        if final is not None:
-            tags[-1] = ("Result", final.result)
-        tags.append(("TimeControl", self._settings.time_control.text))
-        if final is not None:
-            tags.append(("Termination", final.termination.value))
-        return tags
+        if final is None:
+            return records.game_tags(self.tags, self._settings.time_control.text)
+        return records.game_tags(
+            self.tags,
+            self._settings.time_control.text,
+            result=final.result,
+            termination=final.termination.value,
+        )
 
     def _port_to_move(self) -> str:
         return self.white_port if self.game.turn == chess.WHITE else other_port(self.white_port)

@@ -23,26 +23,20 @@ import enum
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import chess
 from transitions import Machine
 
 from serialref import records
-from serialref.clock import ChessClock
 from serialref.epd import EpdRecord, format_record, parse_record
 from serialref.errors import LineLostError, RecorderError, RecordError, UnexpectedRecordError
 from serialref.events import (
-    GameStarted,
     Infraction,
-    LineReceived,
-    LinesIgnored,
     MatchEnded,
     MatchEvent,
     MatchListener,
     MatchStarted,
-    MovePlayed,
     PlayerSignedOff,
     PlayerSignedOn,
     Recorder,
@@ -51,59 +45,20 @@ from serialref.events import (
 )
 from serialref.records import Refreq
 from serialref.referee.adjudication import Verdict
-from serialref.referee.game import GameReferee, ResumedGame
-from serialref.referee.openings import Opening
-from serialref.referee.session import IgnoredLines, PortSession, SessionState
+from serialref.referee.game import GameReferee
+from serialref.referee.host import Wire
+from serialref.referee.publisher import Publisher
+from serialref.referee.resume import ResumePoint, resumed_game
+from serialref.referee.session import PortSession, SessionState
 from serialref.referee.settings import PORTS, MatchSettings
 from serialref.result import Result
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["MatchReferee", "MatchState", "ResumePoint", "Wire"]
+__all__ = ["MatchReferee", "MatchState"]
 
 STORAGE_FAILURE = "referee storage failure"
 """The ``c0`` of the ``fault`` every player gets when the journal cannot be written."""
-
-
-class Wire(Protocol):
-    """How the referee reaches the players."""
-
-    def send(self, port: str, text: str, *, notify: bool = False) -> float | None:
-        """Queue one line; when its last byte can have reached the player, or None.
-
-        None: the port could not take it at once; with ``notify`` the referee hears
-        of its departure (:meth:`MatchReferee.on_record_left`). Raises LineLostError
-        when the line is down.
-        """
-        ...
-
-    def transmission_time(self, port: str, nbytes: int) -> float:
-        """Time ``nbytes`` take on that port's line (0 where no line delay applies)."""
-        ...
-
-    def waiting(self, port: str) -> bool:
-        """Whether records wait for the port to take them: its player is not reading."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class ResumePoint:
-    """Where a match stood when its referee stopped, as its journal tells it.
-
-    ``orderly``: the referee was stopped in order (every player got ``disconnect``),
-    so the players are awaited and no clock runs until both are back; ``clocks`` is
-    then the unfinished game's clock as it stood. After a crash the players the
-    journal shows signed on are restored at once.
-    """
-
-    games_done: int
-    results: tuple[tuple[str, str], ...]  # (White's port, PGN result) of each finished game
-    names: tuple[str | None, str | None]
-    signed_on: tuple[bool, bool]
-    game: GameStarted | None = None
-    moves: tuple[MovePlayed, ...] = ()
-    orderly: bool = False
-    clocks: dict[str, object] | None = None
 
 
 class MatchState(enum.Enum):
@@ -170,15 +125,15 @@ class MatchReferee:
     ) -> None:
         self.settings = settings
         self._wire = wire
-        self._recorders = list(recorders)
-        self._observers = list(observers)
+        self._publisher = Publisher(
+            recorders, observers, wall_clock=wall_clock, on_storage_failure=self._storage_failed
+        )
         self._clock = clock
         self._wall = wall_clock
         self.sessions = {
             port: PortSession(port, name or f"Player {port.upper()}")
             for port, name in zip(PORTS, settings.names, strict=True)
         }
-        self._ignored_lines = {port: IgnoredLines() for port in PORTS}
         self.games_done = 0
         self.score = [0.0, 0.0]
         self.game: GameReferee | None = None
@@ -283,15 +238,7 @@ class MatchReferee:
 
     def on_malformed(self, port: str, reason: str, preview: str, at: float) -> None:
         """Line noise: logged and counted within limits, never acted on (PROTOCOL.md 1, 7)."""
-        admitted, left_out = self._ignored_lines[port].admit(at)
-        self._report_left_out(port, left_out)
-        if admitted:
-            LOGGER.warning("port %s: ignored a malformed line (%s): %s", port, reason, preview)
-            self.publish(
-                LineReceived(
-                    port=port, text=preview, wall=self._wall(), at=at, malformed=True, note=reason
-                )
-            )
+        self._publisher.malformed(port, reason, preview, at)
 
     def on_line_lost(self, port: str, reason: str) -> None:
         """The port's line went away; the game and the clocks go on."""
@@ -353,20 +300,10 @@ class MatchReferee:
         return self._wire.transmission_time(port, nbytes)
 
     def received(self, port: str, text: str, at: float) -> None:
-        """Record a line the referee acts on."""
-        self.publish(LineReceived(port=port, text=text, wall=self._wall(), at=at))
+        self._publisher.received(port, text, at)
 
     def ignored(self, port: str, text: str, at: float, reason: str) -> None:
-        """Record a line the referee does not act on: a few per second, then a count."""
-        admitted, left_out = self._ignored_lines[port].admit(at)
-        self._report_left_out(port, left_out)
-        if admitted:
-            LOGGER.warning("port %s: ignored: %s", port, reason)
-            self.publish(
-                LineReceived(
-                    port=port, text=text, wall=self._wall(), at=at, note=f"ignored: {reason}"
-                )
-            )
+        self._publisher.ignored(port, text, at, reason)
 
     def now(self) -> float:
         return self._clock()
@@ -379,27 +316,10 @@ class MatchReferee:
 
     def sync_records(self) -> None:
         """Make the records of the step just handled durable (the loop calls it each step)."""
-        for recorder in self._recorders:
-            try:
-                recorder.sync()
-            except RecorderError as exc:
-                self._storage_failed(exc)
-                raise
+        self._publisher.sync()
 
     def publish(self, event: MatchEvent) -> None:
-        """Recorders first, in order; a journal that fails stops the match (PROTOCOL.md 7)."""
-        for recorder in self._recorders:
-            try:
-                recorder.handle(event)
-            except RecorderError as exc:
-                self._storage_failed(exc)
-                raise
-        for observer in tuple(self._observers):
-            try:
-                observer.handle(event)
-            except Exception:
-                LOGGER.exception("an observer failed; it sees no more of the match: %r", observer)
-                self._observers.remove(observer)
+        self._publisher.publish(event)
 
     # ------------------------------------------------------------ sign-on/off
 
@@ -469,30 +389,9 @@ class MatchReferee:
         self.game = None
 
     def _continue_game(self, point: ResumePoint) -> None:
-        started = point.game
-        assert started is not None
-        board = Opening(started.fen, started.opening_moves).board()
-        for played in point.moves:
-            board.push_uci(played.uci)
-        control = self.settings.time_control
-        last = point.moves[-1] if point.moves else None
-        if point.clocks is not None:
-            clock = ChessClock.restore(control, point.clocks)
-        else:
-            # After a crash, clocks as at the last completed move: the time the referee
-            # was down, and the move that was in flight, are charged to no one.
-            clock = ChessClock(
-                control,
-                consumed=last.consumed if last else (0.0, 0.0),
-                moves_made=last.moves_made if last else (0, 0),
-            )
-        resumed = ResumedGame(
-            started=started,
-            board=board,
-            clock=clock,
-            offer_pending=last.draw_offer if last else False,
-        )
-        self.game = GameReferee(started.game, self, resumed=resumed, suspended=point.orderly)
+        assert point.game is not None
+        resumed = resumed_game(point, self.settings.time_control)
+        self.game = GameReferee(point.game.game, self, resumed=resumed)
         self.game.start_restored()
 
     def _count_result(self, verdict: Verdict, white_port: str) -> None:
@@ -502,8 +401,7 @@ class MatchReferee:
         self._last_position = self.game.game.board
         self.game = None
         self._delay_until = self._clock() + self.settings.conclude_delay
-        for port in PORTS:
-            self._report_left_out(port, self._ignored_lines[port].flush())
+        self._publisher.count_left_out()
 
     def _games_remain(self, **_: object) -> bool:
         return self.games_done < self.settings.games
@@ -511,8 +409,7 @@ class MatchReferee:
     def _finish(self, reason: str = "", clocks: dict[str, object] | None = None) -> None:
         """8.1.2: ``disconnect`` to every signed-on player; the match's end is recorded."""
         self._delay_until = None
-        for port in PORTS:
-            self._report_left_out(port, self._ignored_lines[port].flush())
+        self._publisher.count_left_out()
         # The current position (8.1.2): the game's, or the last game's final one.
         if self.game is not None:
             board = self.game.game.board
@@ -570,12 +467,6 @@ class MatchReferee:
             self.score[white] += points[0]
             self.score[1 - white] += points[1]
 
-    def _report_left_out(self, port: str, count: int) -> None:
-        if count:
-            LOGGER.warning("port %s: %d more lines ignored and not recorded one by one", port,
-                           count)  # fmt: skip
-            self.publish(LinesIgnored(port=port, count=count))
-
     def _storage_failed(self, exc: RecorderError) -> None:
         """The journal cannot be written: stop the clocks, tell every player, stop.
 
@@ -583,7 +474,6 @@ class MatchReferee:
         as it is, so a restart continues from the last entry on disk.
         """
         LOGGER.critical("%s: stopping the match", exc)
-        self._recorders = []
         self._stop_reason = str(exc)
         game = self.game
         if game is not None and game.begun:

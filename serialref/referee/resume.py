@@ -19,8 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from serialref.clock import ChessClock
 from serialref.errors import ConfigError
 from serialref.events import (
+    GameStarted,
     MatchEnded,
     MatchEvent,
     MatchStarted,
@@ -30,11 +32,18 @@ from serialref.events import (
     PlayerSignedOn,
 )
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
-from serialref.referee.match import ResumePoint
+from serialref.referee.game import GameState, ResumedGame
+from serialref.referee.openings import Opening
 from serialref.referee.settings import PORTS, MatchSettings
 from serialref.timecontrol import TimeControl
 
-__all__ = ["MatchInJournal", "find_unfinished_match", "unfinished_match"]
+__all__ = [
+    "MatchInJournal",
+    "ResumePoint",
+    "find_unfinished_match",
+    "resumed_game",
+    "unfinished_match",
+]
 
 # Identity key -> the option a user changes to match it.
 _OPTION_OF = {
@@ -45,6 +54,26 @@ _OPTION_OF = {
     "names": "name_a/name_b",
     "white_in_game_1": "ports",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePoint:
+    """Where a match stood when its referee stopped, as its journal tells it.
+
+    ``orderly``: the referee was stopped in order (every player got ``disconnect``),
+    so the players are awaited and no clock runs until both are back; ``clocks`` is
+    then the unfinished game's clock as it stood. After a crash the players the
+    journal shows signed on are restored at once.
+    """
+
+    games_done: int
+    results: tuple[tuple[str, str], ...]  # (White's port, PGN result) of each finished game
+    names: tuple[str | None, str | None]
+    signed_on: tuple[bool, bool]
+    game: GameStarted | None = None
+    moves: tuple[MovePlayed, ...] = ()
+    orderly: bool = False
+    clocks: dict[str, object] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,3 +194,34 @@ def _shown(value: object) -> str:
     if isinstance(value, list):
         return " and ".join(repr(item) for item in value)
     return repr(value)
+
+
+def resumed_game(point: ResumePoint, control: TimeControl) -> ResumedGame:
+    """The journal's unfinished game, ready to go on: its board, clock and state.
+
+    After an orderly stop the clock is as it stood then (the move in progress keeps
+    the time it had used) and the game waits for both players; after a crash the
+    clock is as at the last move recorded (the time the referee was down, and the
+    move in flight, are charged to no one) and the players present are restored.
+    """
+    started = point.game
+    assert started is not None
+    board = Opening(started.fen, started.opening_moves).board()
+    for played in point.moves:
+        board.push_uci(played.uci)
+    last = point.moves[-1] if point.moves else None
+    if point.clocks is not None:
+        clock = ChessClock.restore(control, point.clocks)
+    else:
+        clock = ChessClock(
+            control,
+            consumed=last.consumed if last else (0.0, 0.0),
+            moves_made=last.moves_made if last else (0, 0),
+        )
+    return ResumedGame(
+        started=started,
+        board=board,
+        clock=clock,
+        offer_pending=last.draw_offer if last else False,
+        state=GameState.SUSPENDED if point.orderly else GameState.PLAYING,
+    )

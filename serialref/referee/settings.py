@@ -6,6 +6,7 @@ Built from the configuration (:mod:`serialref.appliance.config`) by the assembly
 
 from __future__ import annotations
 
+import datetime
 import enum
 from dataclasses import dataclass, field
 
@@ -58,6 +59,18 @@ class MatchSettings:
     def opening(self, game: int) -> Opening:
         """The opening of game ``game`` (1-based): each is played twice, colours swapped."""
         return self.openings[((game - 1) // 2) % len(self.openings)]
+
+    def roster(self, game: int, white: str, black: str, date: datetime.date) -> dict[str, str]:
+        """The Seven Tag Roster of game ``game`` between ``white`` and ``black`` (unfinished)."""
+        return {
+            "Event": self.event,
+            "Site": self.site,
+            "Date": date.strftime("%Y.%m.%d"),
+            "Round": str(game),
+            "White": white,
+            "Black": black,
+            "Result": "*",
+        }
 
     @staticmethod
     def white_port(game: int) -> str:
