@@ -18,7 +18,8 @@ import pytest
 
 from serialref import records
 from serialref.clock import TimeControl
-from serialref.epd import Operation, format_record
+from serialref.epd.operations import Operation
+from serialref.epd.writer import format_record
 from serialref.events import GameEnded
 from serialref.recorders.journal import read_journal
 from serialref.referee.openings import Opening
