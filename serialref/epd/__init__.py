@@ -14,7 +14,7 @@ SAN, FEN and legality stay python-chess's.  Where each thing is:
                    programs' files), on one tokenizer
 ``writer``         ``format_record``: the normalised line of spec 7.1
 ``opcodes``        the opcode syntax and the table of section 6: operand counts,
-                   basetypes, ranges (``ce``: -32768 to 32766)
+                   basetypes, integer ranges (``OPCODES["ce"].values``)
 ``basetypes``      operand -> value for the basetypes of spec 5.2
 ``clockvalue``     the clock basetype ``DDD:HH:MM:SS`` both ways (``clock_text``)
 ``position``       the four position fields' syntax (spec 4), and an illegal position's

@@ -9,9 +9,7 @@ lenient reader of other programs' files, on one tokenizer so that they cannot dr
   known opcode, including the legality of its moves.  What it cannot read with
   certainty it rejects; it never guesses.
 
-python-chess cannot be the tokenizer: ``Board.set_epd`` reads every bare word as a move
-or a number, so ``refcom conclude``, ``cc 000:00:05:00 000:00:04:00`` and multi-operand
-``ptp`` fail.  Every error is a :class:`~serialref.errors.RecordError` naming the column.
+Every refusal is a :class:`~serialref.errors.RecordError` naming the 1-based column.
 """
 
 from __future__ import annotations
