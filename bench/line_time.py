@@ -33,7 +33,8 @@ import chess
 import serial
 
 from serialref import records
-from serialref.epd import Operation, format_record
+from serialref.epd.operations import Operation
+from serialref.epd.writer import format_record
 from serialref.events import GameEnded, LineReceived, MatchEvent, RecordSent
 from serialref.recorders.journal import read_journal
 from serialref.testing import Peer, answer_instantly, null_modem_cable

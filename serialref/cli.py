@@ -205,19 +205,19 @@ def _run_epd_verb(args: argparse.Namespace, verb: Callable[..., int], *extra: ob
 
 
 def _run_epd_normalize(args: argparse.Namespace) -> int:
-    from serialref.epdverbs import normalize_stream
+    from serialref.epd.verbs import normalize_stream
 
     return _run_epd_verb(args, normalize_stream)
 
 
 def _run_epd_purge(args: argparse.Namespace) -> int:
-    from serialref.epdverbs import purge_stream
+    from serialref.epd.verbs import purge_stream
 
     return _run_epd_verb(args, purge_stream, args.opcode)
 
 
 def _run_epd_check(args: argparse.Namespace) -> int:
-    from serialref.epdverbs import check_stream
+    from serialref.epd.verbs import check_stream
 
     return _run_epd_verb(args, check_stream)
 

@@ -16,7 +16,9 @@ from typing import TypeVar
 
 import chess
 
-from serialref.epd import EpdRecord, Operand, Operation, clock_text
+from serialref.epd.clockvalue import clock_text
+from serialref.epd.operations import Operand, Operation
+from serialref.epd.record import EpdRecord
 from serialref.errors import UnexpectedRecordError
 
 __all__ = [

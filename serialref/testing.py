@@ -31,7 +31,10 @@ from typing import Any, Protocol
 import chess
 
 from serialref import records
-from serialref.epd import EpdRecord, Operation, format_record, parse_record
+from serialref.epd.operations import Operation
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import ConfigError, LineLostError, ProgrammingError, RecordError, escape
 from serialref.wire.framing import Line, LineFramer
 

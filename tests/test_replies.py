@@ -7,7 +7,7 @@ import pytest
 
 from serialref.client.players import Analysis, Decision
 from serialref.client.replies import reply_in_finished_position, reply_to
-from serialref.epd import format_record
+from serialref.epd.writer import format_record
 from serialref.errors import EngineError
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"

@@ -28,7 +28,7 @@ from transitions import Machine
 
 from serialref import records
 from serialref.clock import ChessClock
-from serialref.epd import EpdRecord
+from serialref.epd.record import EpdRecord
 from serialref.events import (
     GameEnded,
     GameStarted,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from serialref.epd import EpdRecord
+from serialref.epd.record import EpdRecord
 from serialref.events import MatchEvent
 from serialref.referee.adjudication import Verdict
 from serialref.referee.session import PortSession

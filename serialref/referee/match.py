@@ -29,7 +29,9 @@ import chess
 from transitions import Machine
 
 from serialref import records
-from serialref.epd import EpdRecord, format_record, parse_record
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import LineLostError, RecorderError, RecordError, UnexpectedRecordError
 from serialref.events import (
     Infraction,

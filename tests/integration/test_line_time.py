@@ -21,7 +21,8 @@ import pytest
 import serial
 
 from serialref import records
-from serialref.epd import Operation, format_record
+from serialref.epd.operations import Operation
+from serialref.epd.writer import format_record
 from serialref.events import GameEnded, MatchEvent, MovePlayed, RecordSent
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.settings import MatchSettings
