@@ -367,7 +367,7 @@ class GameReferee:
         for port in present:
             self._host.send(port, conclude)
             self._sessions[port].note_conclude()
-        self._host.game_over(self, verdict)
+        self._host.game_over(verdict, self.white_port)
 
     # ------------------------------------------------------------------ moves
 

@@ -313,8 +313,8 @@ class MatchReferee:
     def wall_time(self) -> float:
         return self._wall()
 
-    def game_over(self, game: GameReferee, verdict: Verdict) -> None:
-        self.game_decided(verdict=verdict, white_port=game.white_port)
+    def game_over(self, verdict: Verdict, white_port: str) -> None:
+        self.game_decided(verdict=verdict, white_port=white_port)
 
     def sync_records(self) -> None:
         """Make the records of the step just handled durable (the loop calls it each step)."""
