@@ -102,12 +102,14 @@ def match_config(args: argparse.Namespace) -> MatchConfig:
     return load_config(args.config, overrides)
 
 
-def _configure_match_logging(args: argparse.Namespace, config: MatchConfig) -> None:
-    """The level the command line or the file gave (``--debug`` is set already)."""
+def _configured_match(args: argparse.Namespace) -> MatchConfig:
+    """The match's configuration, whose ``log_level`` applies from here on (but ``--debug``'s)."""
+    config = match_config(args)
     if not args.debug:
         from serialref.appliance.logsetup import configure_logging
 
         configure_logging(config.log_level)
+    return config
 
 
 def _add_run_verb(verbs: Verbs) -> None:
@@ -144,8 +146,7 @@ def _run_match(args: argparse.Namespace) -> int:
     from serialref.appliance.assembly import run_referee
     from serialref.events import MatchListener
 
-    config = match_config(args)
-    _configure_match_logging(args, config)
+    config = _configured_match(args)
     extra: list[MatchListener] = []
     if config.replicate is not None:
         from serialref.errors import ConfigError
@@ -201,8 +202,7 @@ def _run_standby(args: argparse.Namespace) -> int:
     from serialref.appliance.notify import SystemdNotifier
     from serialref.standby.takeover import open_mirror, stand_by
 
-    config = match_config(args)
-    _configure_match_logging(args, config)
+    config = _configured_match(args)
     key = _replication_key(args, config, option="--key")
     run_match = partial(run_referee, console=sys.stdout if sys.stdout.isatty() else None)
     settings = match_settings(config)
