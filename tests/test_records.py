@@ -300,9 +300,9 @@ def test_a_record_that_is_no_referee_command_says_why() -> None:
     with pytest.raises(UnexpectedRecordError, match="record has no refcom operation"):
         records.referee_command(records.sign_off(chess.Board()))
     with pytest.raises(UnexpectedRecordError) as caught:
-        records.referee_command(parse_record(f"{START} refcom \x5cx1b;"))
+        records.referee_command(parse_record(f"{START} refcom draw;"))
     assert str(caught.value) == (
-        "unknown refcom '\\\\x1b' (expected one of conclude, disconnect, execute, fault, "
+        "unknown refcom 'draw' (expected one of conclude, disconnect, execute, fault, "
         "inform, reset, respond)"
     )
 

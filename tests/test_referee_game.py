@@ -116,7 +116,7 @@ class Game:
               board: chess.Board | None = None) -> str:  # fmt: skip
         """The player on ``port`` answers from ``board`` (default: the game's) after ``think``."""
         self.host.clock += think
-        position = board or self.board
+        position = board if board is not None else self.board
         move = position.parse_san(san) if san is not None else None
         text = format_record(records.reply(position, move, *extra))
         played = len(self.host.of(MovePlayed))
