@@ -218,3 +218,59 @@ def test_the_transcript_goes_to_the_log_file_and_logging_is_left_as_it_was(
     assert "ignored a malformed line" in transcript
     assert "\x1b" not in transcript
     assert (package.level, package.propagate, list(package.handlers)) == before
+
+
+class FailsOnce(Player):
+    """An engine that dies on its first search; ``restart_fails`` keeps it dead."""
+
+    def __init__(self, *, restart_fails: bool) -> None:
+        super().__init__()
+        self.restart_fails = restart_fails
+        self.failed = False
+
+    async def think(self, request: ThinkRequest) -> Decision:
+        if not self.failed:
+            self.failed = True
+            raise EngineError("engine exited with code -11")
+        return await super().think(request)
+
+    async def restart(self) -> None:
+        self.calls.append("restart")
+        if self.restart_fails:
+            raise EngineError("cannot start 'stockfish': no such file")
+
+
+def ask_first_move(peer: Peer) -> None:
+    board = chess.Board()
+    peer.send_line(line(records.reset(board)))
+    peer.send_line(line(records.respond(board, (0, 0), None)))
+
+
+def test_an_engine_that_fails_is_restarted_and_the_client_signs_on_again(
+    null_modem: tuple[str, Peer],
+) -> None:
+    # Signing on again makes the referee restore the game (PROTOCOL.md 6).
+    path, peer = null_modem
+    player = FailsOnce(restart_fails=False)
+    with client(path, peer, player, name="Tester"):
+        request(peer)
+        ask_first_move(peer)
+        assert request(peer)[0] is Refreq.SIGN_ON
+        ask_first_move(peer)
+        assert request(peer)[0] is Refreq.REPLY
+    assert player.calls == ["start", "restart", "close"]
+
+
+def test_an_engine_that_cannot_be_restarted_is_reported_as_a_fault(
+    null_modem: tuple[str, Peer],
+) -> None:
+    path, peer = null_modem
+    player = FailsOnce(restart_fails=True)
+    with client(path, peer, player, name="Tester"):
+        request(peer)
+        ask_first_move(peer)
+        kind, fault = request(peer)
+        assert kind is Refreq.FAULT
+        assert fault.operand_texts("c0") == (
+            "engine exited with code -11; restart failed: cannot start 'stockfish': no such file",
+        )
