@@ -206,9 +206,9 @@ _Command = TypeVar("_Command", Refcom, Refreq)
 
 
 def _command(record: EpdRecord, opcode: str, kind: type[_Command]) -> _Command:
-    operands = record.operand_texts(opcode)
-    if not operands:
+    if opcode not in record:
         raise UnexpectedRecordError(f"record has no {opcode} operation")
+    operands = record.operand_texts(opcode)
     if len(operands) != 1:
         raise UnexpectedRecordError(f"{opcode} takes one operand, got {len(operands)}")
     try:
