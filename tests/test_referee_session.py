@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from transitions import MachineError
+from transitions import Machine, MachineError
 
-from serialref.referee.session import IgnoredLines, PortSession, SessionState, reply_keys
+from serialref.errors import ProgrammingError
+from serialref.referee.session import (
+    TRANSITIONS,
+    IgnoredLines,
+    PortSession,
+    SessionState,
+    reply_keys,
+)
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 AFTER_E4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
@@ -64,15 +71,43 @@ def test_a_reset_that_waits_in_the_port_keeps_the_last_time() -> None:
     "trigger", ["reply_taken", "respond_sent", "game_joined", "conclude_sent", "reset_sent"]
 )
 def test_an_impossible_step_raises_for_a_seat_nobody_is_on(trigger: str) -> None:
-    with pytest.raises(MachineError):
+    with pytest.raises(ProgrammingError, match=f"{trigger} is not possible when offline"):
         PortSession("a", "Alpha").fire(trigger)
 
 
 def test_no_sign_on_after_disconnect() -> None:
     session = in_game()
     session.note_disconnect()
-    with pytest.raises(MachineError):
+    with pytest.raises(ProgrammingError):
         session.fire("sign_on_received")
+
+
+@pytest.mark.parametrize("trigger", sorted({row["trigger"] for row in TRANSITIONS}))
+@pytest.mark.parametrize("state", list(SessionState))
+def test_a_seat_steps_exactly_as_transitions_reads_the_table(
+    trigger: str, state: SessionState
+) -> None:
+    class Model:
+        pass
+
+    model = Model()
+    Machine(
+        model=model,
+        states=SessionState,
+        transitions=TRANSITIONS,
+        initial=state,
+        auto_transitions=False,
+    )
+    session = PortSession("a", "Alpha")
+    session.state = state
+    try:
+        model.trigger(trigger)  # type: ignore[attr-defined]
+    except MachineError:
+        with pytest.raises(ProgrammingError):
+            session.fire(trigger)
+    else:
+        session.fire(trigger)
+        assert session.state is model.state  # type: ignore[attr-defined]
 
 
 def test_a_player_can_leave_and_sign_on_again_from_any_state() -> None:
