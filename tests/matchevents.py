@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import chess
 
 from serialref import records
-from serialref.epd import format_record
+from serialref.epd.writer import format_record
 from serialref.events import MatchEvent
 from serialref.referee.match import MatchReferee
 from serialref.referee.settings import MatchSettings

@@ -21,7 +21,9 @@ import pytest
 from serialref import records
 from serialref.client.players import Decision, GreedyPlayer, ThinkRequest
 from serialref.client.runner import EXIT_DISCONNECTED, EXIT_STOPPED, run_client
-from serialref.epd import EpdRecord, format_record, parse_record
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import EngineError, PortOpenError
 from serialref.records import Refreq
 from serialref.testing import Peer

@@ -9,7 +9,10 @@ import pytest
 
 from serialref import records
 from serialref.clock import ChessClock
-from serialref.epd import EpdRecord, Operation, format_record, parse_record
+from serialref.epd.operations import Operation
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.events import (
     GameEnded,
     GameStarted,
@@ -83,7 +86,7 @@ class FakeHost:
     def wall_time(self) -> float:
         return WALL
 
-    def game_over(self, game: GameReferee, verdict: Verdict) -> None:
+    def game_over(self, verdict: Verdict, white_port: str) -> None:
         self.verdicts.append(verdict)
 
     # what the test looks at
