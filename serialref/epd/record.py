@@ -8,6 +8,7 @@ builder :meth:`EpdRecord.from_board` makes the record of a python-chess board.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import chess
@@ -16,6 +17,7 @@ from serialref.epd.basetypes import check_count, to_clock, to_identifier, to_int
 from serialref.epd.opcodes import INT32, OPCODES, Basetype
 from serialref.epd.operations import Operand, Operation
 from serialref.epd.position import syntax_problem
+from serialref.epd.variantfen import CHECKS_RE
 from serialref.errors import RecordError
 
 __all__ = ["EpdRecord"]
@@ -27,7 +29,9 @@ class EpdRecord:
 
     Operations keep the order they were read in; the writer sorts them.  The position
     fields are checked for syntax on construction; whether the position is legal is
-    python-chess's business (:meth:`board`).
+    python-chess's business (:meth:`board`). ``checks`` is the check counting field of
+    variants that count checks (``3+3``: checks White and Black must still give),
+    written after en passant; empty for every other game.
     """
 
     placement: str
@@ -35,6 +39,7 @@ class EpdRecord:
     castling: str
     en_passant: str
     operations: tuple[Operation, ...] = ()
+    checks: str = ""
     # The operations by opcode: the referee asks a record for a dozen opcodes per move.
     _by_opcode: dict[str, Operation] = field(init=False, repr=False, compare=False)
 
@@ -42,6 +47,10 @@ class EpdRecord:
         problem = syntax_problem((self.placement, self.active, self.castling, self.en_passant))
         if problem is not None:
             raise RecordError(problem[2])
+        if self.checks and not CHECKS_RE.fullmatch(self.checks):
+            raise RecordError(
+                f"check counting field {self.checks!r} must be two counts joined by '+' (3+3)"
+            )
         if not isinstance(self.operations, tuple):
             object.__setattr__(self, "operations", tuple(self.operations))
         by_opcode = {operation.opcode: operation for operation in self.operations}
@@ -61,15 +70,17 @@ class EpdRecord:
         spec (4.4) and PROTOCOL.md section 2 say, not only when a capture is legal.
         ``hmvc`` and ``fmvn`` are the caller's to add: not every record wants them.
         """
-        placement, active, castling, en_passant = board.fen(en_passant="fen").split(" ")[:4]
-        return cls(placement, active, castling, en_passant).with_operations(*operations)
+        fields = board.fen(en_passant="fen").split(" ")
+        checks = fields[4] if len(fields) == 7 else ""
+        return cls(*fields[:4], checks=checks).with_operations(*operations)
 
     # ----------------------------------------------------------------- structure
 
     @property
     def position(self) -> str:
-        """The four position fields, blank separated."""
-        return f"{self.placement} {self.active} {self.castling} {self.en_passant}"
+        """The four position fields (and the check counting field, if any), blank separated."""
+        position = f"{self.placement} {self.active} {self.castling} {self.en_passant}"
+        return f"{position} {self.checks}" if self.checks else position
 
     def __contains__(self, opcode: object) -> bool:
         return opcode in self._by_opcode
@@ -84,7 +95,9 @@ class EpdRecord:
         replacements = {operation.opcode: operation for operation in operations}
         kept = [replacements.pop(op.opcode, op) for op in self.operations]
         kept.extend(replacements.values())  # new opcodes; a later duplicate argument wins
-        return EpdRecord(self.placement, self.active, self.castling, self.en_passant, tuple(kept))
+        return EpdRecord(
+            self.placement, self.active, self.castling, self.en_passant, tuple(kept), self.checks
+        )
 
     def without(self, *opcodes: str) -> EpdRecord:
         """A copy without the operations of these opcodes (spec 7.4 ``pfop``)."""
@@ -95,6 +108,7 @@ class EpdRecord:
             self.castling,
             self.en_passant,
             tuple(op for op in self.operations if op.opcode not in gone),
+            self.checks,
         )
 
     # ----------------------------------------------------------------- typed accessors
@@ -130,13 +144,16 @@ class EpdRecord:
             for name, value in zip(operands[::2], operands[1::2], strict=True)
         ]
 
-    def board(self) -> chess.Board:
-        """The position as a python-chess board, with ``hmvc``/``fmvn`` when present."""
+    def board(self, make: Callable[[str], chess.Board] = chess.Board) -> chess.Board:
+        """The position as a python-chess board, with ``hmvc``/``fmvn`` when present.
+
+        ``make`` builds the board from a FEN: a variant's board type reads its own FEN.
+        """
         halfmove = self.integer("hmvc") if "hmvc" in self else 0
         fullmove = self.integer("fmvn") if "fmvn" in self else 1
         fen = f"{self.position} {halfmove} {fullmove}"
         try:
-            return chess.Board(fen)
+            return make(fen)
         except ValueError as exc:
             raise RecordError(f"python-chess rejects the position {fen!r}: {exc}") from exc
 

@@ -19,6 +19,8 @@ def format_record(record: EpdRecord) -> str:
     """The normalised line of spec 7.1: single blanks, operations in ASCII order of
     opcode, ``am``/``bm`` operands in ASCII order, every operation ended by ``;``."""
     parts = [record.placement, record.active, record.castling, record.en_passant]
+    if record.checks:
+        parts.append(record.checks)
     for operation in sorted(record.operations, key=_opcode_of):
         externals = [operand.external for operand in operation.operands]
         if operation.opcode in _SORTED_SET_OPCODES:
