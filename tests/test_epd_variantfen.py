@@ -41,7 +41,8 @@ def test_hand_as_ninth_rank_is_read_and_written_in_brackets() -> None:
 
 def test_lichess_checks_given_become_checks_to_give() -> None:
     record = parse_lenient(
-        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 +1+0", chess.variant.ThreeCheckBoard
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 +1+0",
+        chess.variant.ThreeCheckBoard,
     )
     assert record.checks == "2+3"
     remaining = record.board(chess.variant.ThreeCheckBoard).remaining_checks
@@ -69,7 +70,8 @@ def test_from_board_writes_the_check_field() -> None:
 @pytest.mark.parametrize(
     ("fields", "index", "reason"),
     [
-        (("rnabqkbcnr/10/10/10/10/10/10/RNABQKBCN", "w", "-", "-"), 0, "has 9 squares"),
+        (("rnabqkbcnr/10/10/10/10/10/10/RNABQKBCN", "w", "-", "-"), 0,
+         "has 9 squares, the first rank 10"),
         (("rnabqkbcnr/10/10/10/10/10/10/RNABQKBCNR", "w", "KK", "-"), 2, "none twice"),
         (("rnabqkbcnr/10/10/10/10/10/10/RNABQKBCNR", "w", "-", "e"), 3, "counting limit"),
         (("rnbqkbnr/8/8/8/8/8/8/RNBQKBNR[N!]", "w", "-", "-"), 0, "'!'"),

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import chess
 
-from serialref.epd.variantfen import VariantShape, variant_shape
+from serialref.epd.variantfen import VariantShape, uneven_ranks, variant_shape
 
 __all__ = ["FIELD_NAMES", "position_problems", "syntax_problem"]
 
@@ -41,6 +41,9 @@ def syntax_problem(fields: tuple[str, str, str, str]) -> tuple[int, int, str] | 
     ):
         shape = variant_shape(placement)
         if shape is None:
+            uneven = uneven_ranks(placement)
+            if uneven is not None:
+                return 0, 0, uneven
             offset, reason = next(_placement_problems(placement))
             return 0, offset, reason
         if shape.fairy:

@@ -70,9 +70,11 @@ class EpdRecord:
         spec (4.4) and PROTOCOL.md section 2 say, not only when a capture is legal.
         ``hmvc`` and ``fmvn`` are the caller's to add: not every record wants them.
         """
-        fields = board.fen(en_passant="fen").split(" ")
-        checks = fields[4] if len(fields) == 7 else ""
-        return cls(*fields[:4], checks=checks).with_operations(*operations)
+        placement, active, castling, en_passant, *rest = board.fen(en_passant="fen").split(" ")
+        checks = rest[0] if len(rest) == 3 else ""
+        return cls(placement, active, castling, en_passant, (), checks).with_operations(
+            *operations
+        )
 
     # ----------------------------------------------------------------- structure
 

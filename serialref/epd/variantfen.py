@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
-__all__ = ["CHECKS_RE", "VariantShape", "normal_placement", "variant_shape"]
+__all__ = ["CHECKS_RE", "VariantShape", "normal_placement", "uneven_ranks", "variant_shape"]
 
 _HOLDINGS_RE = re.compile(r"\[([A-Za-z]*|-)\]$")
 _RANK_TOKEN_RE = re.compile(r"[1-9][0-9]?|\+?[A-Za-z]~?|[*_]")
@@ -29,15 +30,13 @@ _FAIRY_CASTLING_RE = re.compile(r"-|K?Q?[A-L]*k?q?[a-l]*")
 _FAIRY_EN_PASSANT_RE = re.compile(r"-|(?:[a-l](?:[1-9]|1[0-9]|20)){1,2}|[0-9]+")
 
 
+@dataclass(frozen=True, slots=True)
 class VariantShape:
     """What a variant placement holds: its board size and whether it needs fairy rules."""
 
-    __slots__ = ("files", "ranks", "fairy")
-
-    def __init__(self, files: int, ranks: int, fairy: bool) -> None:
-        self.files = files
-        self.ranks = ranks
-        self.fairy = fairy
+    files: int
+    ranks: int
+    fairy: bool
 
     def castling_problem(self, castling: str) -> str | None:
         """Why a fairy board's castling (or gating) field cannot be read, or None."""
@@ -75,8 +74,9 @@ def variant_shape(placement: str) -> VariantShape | None:
     """The shape of a variant placement, or None when it is not one.
 
     A placement is a variant's when it has pieces in hand or promoted pieces (any
-    size; also written as a ninth rank), or when it is no 8x8 board of the standard letters: another size, walls,
-    holes, other piece letters. Every rank must be as wide as the others.
+    size; also written as a ninth rank), or when it is no 8x8 board of the standard
+    letters: another size, walls, holes, other piece letters. Every rank must be as
+    wide as the others.
     """
     placement = normal_placement(placement)
     holdings = _HOLDINGS_RE.search(placement)
@@ -89,8 +89,6 @@ def variant_shape(placement: str) -> VariantShape | None:
             return None
         widths.append(sum(int(token) if token.isdigit() else 1 for token in tokens))
         letters.update(char for token in tokens for char in token if char.isalpha())
-        if any(a.isdigit() and b.isdigit() for a, b in zip(tokens, tokens[1:], strict=False)):
-            return None
     if len(set(widths)) != 1 or not 1 <= len(widths) <= 20 or widths[0] > 12:
         return None
     if holdings:
@@ -100,3 +98,30 @@ def variant_shape(placement: str) -> VariantShape | None:
     if not fairy and not holdings and "~" not in board_part:
         return None  # an 8x8 standard board: the standard grammar says what is wrong
     return VariantShape(widths[0], len(widths), fairy)
+
+
+def uneven_ranks(placement: str) -> str | None:
+    """Why a placement in the variant grammar (not the standard one) is no board, or None.
+
+    Only placements the standard grammar cannot read at all get this explanation; the
+    others keep the standard one, which says more about an 8x8 board.
+    """
+    placement = normal_placement(placement)
+    holdings = _HOLDINGS_RE.search(placement)
+    board_part = placement[: holdings.start()] if holdings else placement
+    if not re.search(r"[^PNBRQKpnbrqk0-9/]", board_part):
+        return None
+    ranks = board_part.split("/")
+    widths = []
+    for rank in ranks:
+        tokens = _RANK_TOKEN_RE.findall(rank)
+        if "".join(tokens) != rank:
+            return None
+        widths.append(sum(int(token) if token.isdigit() else 1 for token in tokens))
+    for index, width in enumerate(widths):
+        if width != widths[0]:
+            return (
+                f"piece placement: rank {len(ranks) - index} ({ranks[index]!r}) has {width} "
+                f"squares, the first rank {widths[0]}"
+            )
+    return None
