@@ -74,7 +74,7 @@ def test_from_board_writes_the_check_field() -> None:
          "has 9 squares, the first rank 10"),
         (("rnabqkbcnr/10/10/10/10/10/10/RNABQKBCNR", "w", "KK", "-"), 2, "none twice"),
         (("rnabqkbcnr/10/10/10/10/10/10/RNABQKBCNR", "w", "-", "e"), 3, "counting limit"),
-        (("rnbqkbnr/8/8/8/8/8/8/RNBQKBNR[N!]", "w", "-", "-"), 0, "'!'"),
+        (("rnbqkbnr/8/8/8/8/8/8/RNBQKBNR[N!]", "w", "-", "-"), 0, "piece placement"),
     ],
 )
 def test_variant_field_errors_are_named(
