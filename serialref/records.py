@@ -97,7 +97,9 @@ _COMMAND_OPERATIONS = {
 
 def _record(command: Refcom, position: Position, *operations: Operation) -> EpdRecord:
     # PROTOCOL.md 2: every record naming a game position carries fmvn and hmvc.
-    placement, active, castling, en_passant, halfmove, fullmove = fen_of(position).split(" ")
+    # A check counting variant's FEN has a seventh field, the checks still to give.
+    placement, active, castling, en_passant, *rest = fen_of(position).split(" ")
+    *checks, halfmove, fullmove = rest
     return EpdRecord(
         placement,
         active,
@@ -109,6 +111,7 @@ def _record(command: Refcom, position: Position, *operations: Operation) -> EpdR
             Operation("hmvc", (Operand(halfmove),)),
             *operations,
         ),
+        checks[0] if checks else "",
     )
 
 
@@ -127,13 +130,17 @@ def game_tags(
     *,
     result: str | None = None,
     termination: str | None = None,
+    variant: str = "",
 ) -> list[tuple[str, str]]:
     """The ``ptp`` of a game's ``inform`` (PROTOCOL.md 3): the Seven Tag Roster in roster
-    order, then ``TimeControl``; at the game's end the ``result`` and ``Termination``."""
+    order, then ``TimeControl``, then ``Variant`` (PGN's name) in a variant game; at the
+    game's end the ``result`` and ``Termination``."""
     tags = [(name, roster[name]) for name in ROSTER]
     if result is not None:
         tags[-1] = ("Result", result)
     tags.append(("TimeControl", time_control))
+    if variant:
+        tags.append(("Variant", variant))
     if termination is not None:
         tags.append(("Termination", termination))
     return tags

@@ -89,7 +89,7 @@ def variant_shape(placement: str) -> VariantShape | None:
             return None
         widths.append(sum(int(token) if token.isdigit() else 1 for token in tokens))
         letters.update(char for token in tokens for char in token if char.isalpha())
-    if len(set(widths)) != 1 or not 1 <= len(widths) <= 20 or widths[0] > 12:
+    if len(set(widths)) != 1 or not 4 <= len(widths) <= 20 or not 3 <= widths[0] <= 12:
         return None
     if holdings:
         letters.update(holdings.group(1).replace("-", ""))

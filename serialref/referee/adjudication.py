@@ -29,6 +29,7 @@ __all__ = [
     "Verdict",
     "judge_reply",
     "positions_match",
+    "variant_verdict",
     "wrong_position",
 ]
 
@@ -115,6 +116,11 @@ class GameBoard:
             replay.push(move)
             self._counts[replay._transposition_key()] += 1
         self._placement = _Placement(board)
+        # A variant board (pieces in hand, checks to give) writes its own FEN, and may
+        # end by its own rules; standard chess and Chess960 keep the fast path.
+        self._variant = type(board) is not chess.Board
+        if self._variant:
+            self._fen = self._variant_fen  # type: ignore[method-assign]
         self._castling_rights = board.castling_rights
         self._castling = board.castling_xfen()
         # FENs (en passant after every double push) of the current position and the
@@ -166,9 +172,14 @@ class GameBoard:
             f" {board.halfmove_clock} {board.fullmove_number}"
         )
 
+    def _variant_fen(self) -> str:
+        return self.board.fen(en_passant="fen")
+
     def automatic_verdict(self) -> Verdict | None:
         """Endings the referee declares without a claim (PROTOCOL.md 5)."""
         board = self.board
+        if self._variant and board.is_variant_end():
+            return variant_verdict(board)
         if not any(board.generate_legal_moves()):
             if board.is_check():
                 return Verdict.win(
@@ -203,13 +214,40 @@ class GameBoard:
     def flag_verdict(self, flagged: chess.Color) -> Verdict:
         """A flag fell: a loss, or a draw when the opponent cannot mate by any legal sequence."""
         if self.board.has_insufficient_material(not flagged):
+            # python-chess knows each variant's "cannot win": none in crazyhouse,
+            # king of the hill and racing kings (the flag decides), its own elsewhere.
+            cannot = "cannot win by any legal sequence" if self._variant else "cannot mate"
             return Verdict.draw(
-                f"{_colour(flagged)} lost on time but {_colour(not flagged)} cannot mate",
+                f"{_colour(flagged)} lost on time but {_colour(not flagged)} {cannot}",
                 Termination.TIME_FORFEIT,
             )
         return Verdict.win(
             not flagged, Termination.TIME_FORFEIT, f"{_colour(flagged)} lost on time"
         )
+
+
+# Why a variant's own rule ended the game, by python-chess's variant name: the winner's deed.
+_VARIANT_WINS = {
+    "3check": "gives the third check",
+    "kingofthehill": "brings the king to the centre",
+    "atomic": "explodes the enemy king",
+    "antichess": "has no piece left or cannot move",
+    "racingkings": "brings the king to the eighth rank first",
+    "horde": "wins by the horde rules",
+}
+
+
+def variant_verdict(board: chess.Board) -> Verdict:
+    """The result of a position that ends by its variant's own rule (``is_variant_end``).
+
+    python-chess says who wins from the side to move's view; a variant draw is Racing
+    Kings' both kings home.
+    """
+    if board.is_variant_draw():
+        return Verdict.draw(f"{board.uci_variant}: drawn by the variant's rules")
+    winner = board.turn if board.is_variant_win() else not board.turn
+    deed = _VARIANT_WINS.get(board.uci_variant or "", "wins by the variant's rules")
+    return Verdict.win(winner, Termination.NORMAL, f"{_colour(winner)} {deed}")
 
 
 class ReplyKind(enum.Enum):
@@ -254,8 +292,10 @@ def positions_match(record: EpdRecord, board: chess.Board, fen: str | None = Non
     PROTOCOL.md 2: an en passant square that allows no legal capture counts
     as ``-``, because players built on python-chess omit it.
     """
-    placement, turn, castling, en_passant = (fen or board.fen(en_passant="fen")).split(" ")[:4]
+    placement, turn, castling, en_passant, *rest = (fen or board.fen(en_passant="fen")).split(" ")
     if (record.placement, record.active, record.castling) != (placement, turn, castling):
+        return False
+    if record.checks != (rest[0] if len(rest) == 3 else ""):
         return False
     if record.en_passant == en_passant:
         return True
@@ -276,7 +316,7 @@ def positions_match(record: EpdRecord, board: chess.Board, fen: str | None = Non
 
 def wrong_position(game: GameBoard, record: EpdRecord) -> Ruling:
     """The ruling on a reply in turn whose position is not the game's (PROTOCOL.md 4)."""
-    expected = " ".join(game.fen.split(" ")[:4])
+    expected = game.fen.rsplit(" ", 2)[0]
     return Ruling(
         ReplyKind.INFRACTION, f"wrong position {record.position!r}, expected {expected!r}"
     )

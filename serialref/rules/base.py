@@ -8,6 +8,7 @@ line, in PGN's ``Variant`` tag, in UCI's ``UCI_Variant`` and in XBoard's ``varia
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import chess
@@ -15,7 +16,7 @@ import chess.variant
 
 from serialref.errors import ConfigError
 
-__all__ = ["STANDARD", "Rules", "find_rules", "variant_names"]
+__all__ = ["STANDARD", "Rules", "find_rules", "rules_of_tags", "variant_names"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +104,8 @@ def find_rules(name: str, key: str = "variant") -> Rules:
             key, f"unknown variant {name!r}; known variants: {', '.join(variant_names())}"
         )
     return rules
+
+
+def rules_of_tags(tags: Mapping[str, str]) -> Rules:
+    """The rules a game's PGN tags name: its ``Variant`` tag, standard chess without one."""
+    return find_rules(tags["Variant"], "Variant") if "Variant" in tags else STANDARD
