@@ -53,6 +53,7 @@ from serialref.records import (
     sign_off,
     sign_on,
 )
+from serialref.rules import STANDARD, Rules, rules_of_tags
 from serialref.timecontrol import TimeControl
 
 __all__ = ["CC_RESOLUTION", "SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
@@ -124,6 +125,11 @@ class PlayerSession:
         self._signed_on = False
         self._finished = False
         self._board = chess.Board()
+        # The game's rules, from the Variant tag of inform; the reset that came before
+        # is read again under them (a reset alone does not say which variant it is).
+        self._rules = STANDARD
+        self._reset_record: EpdRecord | None = None
+        self._reset_unread = False
         self._start_ply = 0
         self._tags: dict[str, str] = {}
         self._control: TimeControl | None = None
@@ -233,9 +239,12 @@ class PlayerSession:
             self._signed_on = True
             LOGGER.info("signed on to the referee as %s", escape(self._name))
         stop = self._abandon()
-        board = _record_board(record)
-        if board is None:
-            return SessionOutput(stop=stop)
+        self._reset_record = record
+        self._rules = STANDARD
+        board = _record_board(record, self._rules, quiet=True)
+        self._reset_unread = board is None
+        if board is None:  # a variant's position, or an unusable one: inform tells
+            board = self._rules.board()
         self._board = board
         self._start_ply = _ply(board)
         self._tags = {}
@@ -249,6 +258,7 @@ class PlayerSession:
         return SessionOutput(stop=stop)
 
     def _inform(self, record: EpdRecord, at: float) -> SessionOutput:
+        self._follow_variant()
         if not self._game_announced:
             self._game_announced = True
             LOGGER.info(
@@ -347,6 +357,23 @@ class PlayerSession:
         if "cc" in record:
             self._consumed = record.clock_pair("cc")
 
+    def _follow_variant(self) -> None:
+        """Play by the rules the ``Variant`` tag names, from the position of the reset."""
+        try:
+            rules = rules_of_tags(self._tags)
+        except ConfigError as exc:
+            LOGGER.warning("ignored the Variant tag: %s", exc)
+            return
+        if self._reset_record is None or (rules == self._rules and not self._reset_unread):
+            return
+        board = _record_board(self._reset_record, rules)
+        self._reset_unread = False
+        if board is not None:
+            LOGGER.info("playing %s", rules.name)
+            self._rules = rules
+            self._board = board
+            self._start_ply = _ply(board)
+
     def _follow(self, record: EpdRecord) -> bool:
         """Bring the board to the record's position, then play its ``sm``; False if impossible.
 
@@ -354,7 +381,7 @@ class PlayerSession:
         session only changes it once that request is abandoned or answered.
         """
         if not _continues(self._board, record):
-            target = _record_board(record)
+            target = _record_board(record, self._rules)
             if target is None:
                 return False
             if not _same_position(self._board, target, record):
@@ -423,12 +450,16 @@ class PlayerSession:
         return SessionOutput(lines=(line,))
 
 
-def _record_board(record: EpdRecord) -> chess.Board | None:
-    """The record's position as a board (hmvc/fmvn applied), or None if it is not usable."""
+def _record_board(record: EpdRecord, rules: Rules, *, quiet: bool = False) -> chess.Board | None:
+    """The record's position as a board (hmvc/fmvn applied), or None if it is not usable.
+
+    ``quiet``: a reset's position may be a variant's that only the next ``inform`` names.
+    """
     try:
-        board = record.board()
+        board = record.board(rules.board)
     except (ProtocolError, ValueError) as exc:
-        LOGGER.warning("ignored a record with an unusable position: %s", exc)
+        if not quiet:
+            LOGGER.warning("ignored a record with an unusable position: %s", exc)
         return None
     if not board.is_valid():
         LOGGER.warning(

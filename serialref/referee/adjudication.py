@@ -178,8 +178,10 @@ class GameBoard:
     def automatic_verdict(self) -> Verdict | None:
         """Endings the referee declares without a claim (PROTOCOL.md 5)."""
         board = self.board
-        if self._variant and board.is_variant_end():
-            return variant_verdict(board)
+        if self._variant:
+            verdict = variant_verdict(board)
+            if verdict is not None:
+                return verdict
         if not any(board.generate_legal_moves()):
             if board.is_check():
                 return Verdict.win(
@@ -237,15 +239,20 @@ _VARIANT_WINS = {
 }
 
 
-def variant_verdict(board: chess.Board) -> Verdict:
-    """The result of a position that ends by its variant's own rule (``is_variant_end``).
+def variant_verdict(board: chess.Board) -> Verdict | None:
+    """The result when the variant's own rule ends the game here, else None.
 
-    python-chess says who wins from the side to move's view; a variant draw is Racing
-    Kings' both kings home.
+    python-chess says who wins from the side to move's view (Antichess's stalemate
+    is a win, for instance); a variant draw is Racing Kings' both kings home.
     """
     if board.is_variant_draw():
         return Verdict.draw(f"{board.uci_variant}: drawn by the variant's rules")
-    winner = board.turn if board.is_variant_win() else not board.turn
+    if board.is_variant_win():
+        winner = board.turn
+    elif board.is_variant_loss():
+        winner = not board.turn
+    else:
+        return None
     deed = _VARIANT_WINS.get(board.uci_variant or "", "wins by the variant's rules")
     return Verdict.win(winner, Termination.NORMAL, f"{_colour(winner)} {deed}")
 
