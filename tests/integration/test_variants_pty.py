@@ -16,7 +16,7 @@ import chess
 import chess.pgn
 import pytest
 
-from serialref.client.players import GreedyPlayer, RandomPlayer
+from serialref.client.players import GreedyPlayer, Player, RandomPlayer
 from serialref.client.runner import run_client
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
@@ -36,17 +36,24 @@ def _in_thread(target: Callable[[], object], name: str) -> threading.Thread:
     return thread
 
 
+def _client(path: str, player: Player) -> threading.Thread:
+    return _in_thread(lambda: run_client(path, player), f"test-client-{path}")
+
+
 def play_match(tmp_path: Path, settings: MatchSettings) -> tuple[bool, Path, Path]:
     """A whole match between a greedy and a random player; (complete, PGN, journal)."""
     pgn, journal = tmp_path / "match.pgn", tmp_path / "journal.jsonl"
     with ExitStack() as stack:
         cables = [stack.enter_context(null_modem_cable()) for _ in "ab"]
-        recorders = [JournalRecorder(journal), PgnRecorder(pgn)]
+        recorders: list[JournalRecorder | PgnRecorder] = [
+            JournalRecorder(journal),
+            PgnRecorder(pgn),
+        ]
         ready = threading.Event()
         daemon = RefereeDaemon(
             settings,
             [PortPlan("a", cables[0].path_a), PortPlan("b", cables[1].path_a)],
-            recorders,  # type: ignore[arg-type]
+            recorders,
             [],
             on_ready=ready.set,
         )
@@ -55,11 +62,9 @@ def play_match(tmp_path: Path, settings: MatchSettings) -> tuple[bool, Path, Pat
         try:
             assert ready.wait(5.0), "the referee did not open its ports"
             players = [
-                _in_thread(lambda path=cable.path_b, player=player: run_client(path, player),
-                           f"test-client-{index}")
-                for index, (cable, player) in enumerate(
-                    zip(cables, (GreedyPlayer(1), RandomPlayer(2)), strict=True))
-            ]  # fmt: skip
+                _client(cables[0].path_b, GreedyPlayer(1)),
+                _client(cables[1].path_b, RandomPlayer(2)),
+            ]
             referee.join(TIMEOUT)
             for player in players:
                 player.join(TIMEOUT)
