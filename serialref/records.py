@@ -18,7 +18,7 @@ import chess
 
 from serialref.epd.clockvalue import clock_text
 from serialref.epd.operations import Operand, Operation
-from serialref.epd.record import EpdRecord
+from serialref.epd.record import CheckCountingRecord, EpdRecord
 from serialref.errors import UnexpectedRecordError
 
 __all__ = [
@@ -97,9 +97,10 @@ _COMMAND_OPERATIONS = {
 
 def _record(command: Refcom, position: Position, *operations: Operation) -> EpdRecord:
     # PROTOCOL.md 2: every record naming a game position carries fmvn and hmvc.
-    # A check counting variant's FEN has a seventh field, the checks still to give.
-    placement, active, castling, en_passant, *rest = fen_of(position).split(" ")
-    *checks, halfmove, fullmove = rest
+    fields = fen_of(position).split(" ")
+    if len(fields) != 6:  # a check counting variant's: checks still to give after en passant
+        return _check_counting_record(command, fields, operations)
+    placement, active, castling, en_passant, halfmove, fullmove = fields
     return EpdRecord(
         placement,
         active,
@@ -111,8 +112,16 @@ def _record(command: Refcom, position: Position, *operations: Operation) -> EpdR
             Operation("hmvc", (Operand(halfmove),)),
             *operations,
         ),
-        checks[0] if checks else "",
     )
+
+
+def _check_counting_record(
+    command: Refcom, fields: list[str], operations: tuple[Operation, ...]
+) -> EpdRecord:
+    placement, active, castling, en_passant, checks, halfmove, fullmove = fields
+    plain = _record(command, f"{placement} {active} {castling} {en_passant} {halfmove} {fullmove}",
+                    *operations)  # fmt: skip
+    return CheckCountingRecord(placement, active, castling, en_passant, plain.operations, checks)
 
 
 def _clock_operation(consumed: tuple[int, int]) -> Operation:

@@ -87,7 +87,7 @@ def test_variant_field_errors_are_named(
 
 
 def test_bad_check_field_is_refused() -> None:
-    from serialref.epd.record import EpdRecord
+    from serialref.epd.record import CheckCountingRecord
 
     with pytest.raises(RecordError, match="check counting field"):
-        EpdRecord("8/8/8/8/8/8/8/k6K", "w", "-", "-", checks="3-3")
+        CheckCountingRecord("8/8/8/8/8/8/8/k6K", "w", "-", "-", checks="3-3")

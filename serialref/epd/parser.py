@@ -24,7 +24,7 @@ from serialref.epd.basetypes import INTEGER_RE, check_operand, to_move
 from serialref.epd.opcodes import OPCODE_RE, OPCODE_RULE, OPCODES, MoveUse
 from serialref.epd.operations import Operand, Operation
 from serialref.epd.position import FIELD_NAMES, syntax_problem
-from serialref.epd.record import EpdRecord
+from serialref.epd.record import EpdRecord, make_record
 from serialref.epd.variantfen import normal_placement
 from serialref.errors import RecordError, escape
 
@@ -34,8 +34,9 @@ _NOT_PRINTABLE_RE = re.compile(r"[^ -~]")
 
 # Position fields (spec 4).  The fourth field stops at ';' so that "- ;bm e4" reads as
 # the field '-' followed by a stray separator rather than as an en passant field '-;'.
+_FIELDS_RE = re.compile(r" *([^ ]+) +([^ ]+) +([^ ]+) +([^ ;]+)")
 # A check counting variant's fifth field (``3+3``) follows en passant.
-_FIELDS_RE = re.compile(r" *([^ ]+) +([^ ]+) +([^ ]+) +([^ ;]+)(?: +([0-9]+\+[0-9]+)(?=[ ;]|$))?")
+_CHECKS_FIELD_RE = re.compile(r" +([0-9]+\+[0-9]+)(?=[ ;]|$)")
 _FEN_COUNTERS_RE = re.compile(r" +([0-9]+) +([0-9]+)(?=[ ;]|$)")
 # lichess writes checks given (not still to give) after the counters: "0 1 +1+0".
 _LICHESS_CHECKS_RE = re.compile(r" +\+([0-3])\+([0-3])(?=[ ;]|$)")
@@ -87,29 +88,41 @@ def parse_lenient(line: str, make: Callable[[str], chess.Board] = chess.Board) -
 # --------------------------------------------------------------------- strict
 
 
+class _Rewritten(Exception):  # noqa: N818 - a signal within this module, not an error
+    """The line with its placement in the standard form, to be read again."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(line)
+        self.line = line
+
+
 def _parse_strict(line: str) -> EpdRecord:
     _check_printable(line)
-    match = _match_fields(line)
+    try:
+        match = _match_fields(line)
+    except _Rewritten as rewritten:
+        line = rewritten.line
+        match = _match_fields(line)
     operations = _plain_operations(line, match.end())
     if operations is None:
-        operations = _tokenized_operations(line, match.end())
-    return _record(match, operations)
+        return _variant_or_tokenized(line, match)
+    return EpdRecord(match.group(1), match.group(2), match.group(3), match.group(4), operations)
 
 
-def _record(
-    match: re.Match[str], operations: tuple[Operation, ...], checks: str | None = None
-) -> EpdRecord:
-    placement = match.group(1)
-    if placement.count("/") == 8:  # pieces in hand written as a ninth rank
-        placement = normal_placement(placement)
-    return EpdRecord(
-        placement,
-        match.group(2),
-        match.group(3),
-        match.group(4),
-        operations,
-        checks or match.group(5) or "",
-    )
+def _variant_or_tokenized(line: str, match: re.Match[str]) -> EpdRecord:
+    """A record with a check counting field, or one the plain reading could not split."""
+    end, checks = match.end(), ""
+    field = _CHECKS_FIELD_RE.match(line, end)
+    if field is not None:
+        end, checks = field.end(), field.group(1)
+    operations = _plain_operations(line, end)
+    if operations is None:
+        operations = _tokenized_operations(line, end)
+    return make_record(_position_fields(match), operations, checks)
+
+
+def _position_fields(match: re.Match[str]) -> tuple[str, str, str, str]:
+    return match.group(1), match.group(2), match.group(3), match.group(4)
 
 
 def _plain_operations(line: str, start: int) -> tuple[Operation, ...] | None:
@@ -150,11 +163,18 @@ def _parse_lenient(line: str, make: Callable[[str], chess.Board]) -> EpdRecord:
             column=line.index("\0") + 1,
         )
     _check_printable(line)
-    match = _match_fields(line)
-    counters = _FEN_COUNTERS_RE.match(line, match.end())
-    end = counters.end() if counters else match.end()
-    lichess = _LICHESS_CHECKS_RE.match(line, end) if counters else None
-    checks = None
+    try:
+        match = _match_fields(line)
+    except _Rewritten as rewritten:
+        line = rewritten.line
+        match = _match_fields(line)
+    end, checks = match.end(), ""
+    field = _CHECKS_FIELD_RE.match(line, end)
+    if field is not None:
+        end, checks = field.end(), field.group(1)
+    counters = _FEN_COUNTERS_RE.match(line, end)
+    end = counters.end() if counters else end
+    lichess = _LICHESS_CHECKS_RE.match(line, end) if counters and not checks else None
     if lichess is not None:
         end = lichess.end()
         checks = "+".join(str(_CHECKS_TO_WIN - int(given)) for given in lichess.groups())
@@ -162,7 +182,8 @@ def _parse_lenient(line: str, make: Callable[[str], chess.Board]) -> EpdRecord:
     _check_duplicates(drafts)
     for draft in drafts:
         _check_operation(draft)
-    record = _record(match, tuple(draft.operation() for draft in drafts), checks)
+    operations = tuple(draft.operation() for draft in drafts)
+    record = make_record(_position_fields(match), operations, checks)
     _check_moves(record, drafts, make)
     return record
 
@@ -381,6 +402,12 @@ def _match_fields(line: str) -> re.Match[str]:
         )
     problem = syntax_problem((match.group(1), match.group(2), match.group(3), match.group(4)))
     if problem is not None:
+        placement = match.group(1)
+        normal = normal_placement(placement)
+        fields = (normal, match.group(2), match.group(3), match.group(4))
+        if normal != placement and syntax_problem(fields) is None:
+            # Pieces in hand written as a ninth rank: read as written in brackets.
+            raise _Rewritten(f"{line[: match.start(1)]}{normal}{line[match.end(1) :]}")
         index, offset, reason = problem
         raise RecordError(reason, column=match.start(index + 1) + offset + 1)
     return match

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import chess
 
@@ -20,7 +21,7 @@ from serialref.epd.position import syntax_problem
 from serialref.epd.variantfen import CHECKS_RE
 from serialref.errors import RecordError
 
-__all__ = ["EpdRecord"]
+__all__ = ["CheckCountingRecord", "EpdRecord", "make_record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +30,8 @@ class EpdRecord:
 
     Operations keep the order they were read in; the writer sorts them.  The position
     fields are checked for syntax on construction; whether the position is legal is
-    python-chess's business (:meth:`board`). ``checks`` is the check counting field of
-    variants that count checks (``3+3``: checks White and Black must still give),
-    written after en passant; empty for every other game.
+    python-chess's business (:meth:`board`). ``checks`` is the check counting field,
+    empty here; a :class:`CheckCountingRecord` has one.
     """
 
     placement: str
@@ -39,7 +39,7 @@ class EpdRecord:
     castling: str
     en_passant: str
     operations: tuple[Operation, ...] = ()
-    checks: str = ""
+    checks: ClassVar[str] = ""
     # The operations by opcode: the referee asks a record for a dozen opcodes per move.
     _by_opcode: dict[str, Operation] = field(init=False, repr=False, compare=False)
 
@@ -47,10 +47,6 @@ class EpdRecord:
         problem = syntax_problem((self.placement, self.active, self.castling, self.en_passant))
         if problem is not None:
             raise RecordError(problem[2])
-        if self.checks and not CHECKS_RE.fullmatch(self.checks):
-            raise RecordError(
-                f"check counting field {self.checks!r} must be two counts joined by '+' (3+3)"
-            )
         if not isinstance(self.operations, tuple):
             object.__setattr__(self, "operations", tuple(self.operations))
         by_opcode = {operation.opcode: operation for operation in self.operations}
@@ -70,11 +66,12 @@ class EpdRecord:
         spec (4.4) and PROTOCOL.md section 2 say, not only when a capture is legal.
         ``hmvc`` and ``fmvn`` are the caller's to add: not every record wants them.
         """
-        placement, active, castling, en_passant, *rest = board.fen(en_passant="fen").split(" ")
-        checks = rest[0] if len(rest) == 3 else ""
-        return cls(placement, active, castling, en_passant, (), checks).with_operations(
-            *operations
-        )
+        placement, active, castling, en_passant, rest = board.fen(en_passant="fen").split(" ", 4)
+        if "+" in rest:  # the checks still to give, before the move counters
+            return CheckCountingRecord(
+                placement, active, castling, en_passant, (), rest.partition(" ")[0]
+            ).with_operations(*operations)
+        return cls(placement, active, castling, en_passant).with_operations(*operations)
 
     # ----------------------------------------------------------------- structure
 
@@ -97,18 +94,18 @@ class EpdRecord:
         replacements = {operation.opcode: operation for operation in operations}
         kept = [replacements.pop(op.opcode, op) for op in self.operations]
         kept.extend(replacements.values())  # new opcodes; a later duplicate argument wins
-        return EpdRecord(
-            self.placement, self.active, self.castling, self.en_passant, tuple(kept), self.checks
-        )
+        if self.checks:
+            return CheckCountingRecord(
+                self.placement, self.active, self.castling, self.en_passant, tuple(kept),
+                self.checks,
+            )  # fmt: skip
+        return EpdRecord(self.placement, self.active, self.castling, self.en_passant, tuple(kept))
 
     def without(self, *opcodes: str) -> EpdRecord:
         """A copy without the operations of these opcodes (spec 7.4 ``pfop``)."""
         gone = set(opcodes)
-        return EpdRecord(
-            self.placement,
-            self.active,
-            self.castling,
-            self.en_passant,
+        return make_record(
+            (self.placement, self.active, self.castling, self.en_passant),
             tuple(op for op in self.operations if op.opcode not in gone),
             self.checks,
         )
@@ -178,3 +175,31 @@ class EpdRecord:
                 f"{opcode}: expected one operand, found {len(operation.operands)}"
             )
         return operation.operands[0]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckCountingRecord(EpdRecord):
+    """A record of a check counting variant: a fifth position field after en passant.
+
+    ``checks`` is the checks White and Black must still give (``3+3``). A class of its
+    own, so that every other record is built without the field.
+    """
+
+    checks: str = ""  # type: ignore[misc]
+
+    def __post_init__(self) -> None:
+        if not CHECKS_RE.fullmatch(self.checks):
+            raise RecordError(
+                f"check counting field {self.checks!r} must be two counts joined by '+' (3+3)"
+            )
+        # A slotted dataclass is a new class: the zero-argument super() cannot find it.
+        super(CheckCountingRecord, self).__post_init__()
+
+
+def make_record(
+    position: tuple[str, str, str, str], operations: tuple[Operation, ...] = (), checks: str = ""
+) -> EpdRecord:
+    """A record with the check counting field when ``checks`` is given, else a plain one."""
+    if checks:
+        return CheckCountingRecord(*position, operations, checks)
+    return EpdRecord(*position, operations)

@@ -74,11 +74,10 @@ def variant_shape(placement: str) -> VariantShape | None:
     """The shape of a variant placement, or None when it is not one.
 
     A placement is a variant's when it has pieces in hand or promoted pieces (any
-    size; also written as a ninth rank), or when it is no 8x8 board of the standard
+    size), or when it is no 8x8 board of the standard
     letters: another size, walls, holes, other piece letters. Every rank must be as
     wide as the others.
     """
-    placement = normal_placement(placement)
     holdings = _HOLDINGS_RE.search(placement)
     board_part = placement[: holdings.start()] if holdings else placement
     widths = []
