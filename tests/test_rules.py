@@ -129,3 +129,18 @@ def test_chess960_positions_by_number() -> None:
         load_config(None, {"variant": "chess960", "openings": "960"})
     one = load_config(None, {"variant": "chess960", "fen": "7"}).start_positions.openings[0]
     assert one.board().chess960
+
+
+def test_epd_check_by_a_variants_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from serialref import cli
+
+    path = tmp_path / "zh.epd"
+    path.write_text("rnbqkb1r/ppp2ppp/5p2/3p4/8/8/PPPP1PPP/RNBQKBNR/Np w KQkq - 0 4 bm N@e5;\n")
+    assert cli.main(["epd", "check", "--variant", "crazyhouse", str(path)]) == cli.EXIT_OK
+    assert capsys.readouterr().out == (
+        "rnbqkb1r/ppp2ppp/5p2/3p4/8/8/PPPP1PPP/RNBQKBNR[Np] w KQkq - bm N@e5; fmvn 4; hmvc 0;\n"
+    )
+    assert cli.main(["epd", "check", str(path)]) != cli.EXIT_OK  # no hand in standard chess
+    assert "python-chess rejects the position" in capsys.readouterr().err
