@@ -53,3 +53,18 @@ def test_chess960_start_positions_by_number_are_played_with_both_colours(tmp_pat
         assert game.headers["FEN"] == start.fen()
         assert game.board().chess960
     assert games[0].headers["White"] == games[1].headers["Black"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("variant", ["crazyhouse", "3check"])
+def test_the_standby_accepts_a_variant_journal_entry_by_entry(
+    tmp_path: Path, variant: str
+) -> None:
+    from serialref.standby.validation import JournalValidator
+
+    complete, _, journal = play_match(tmp_path, settings_for(variant))
+    assert complete
+    validator = JournalValidator()
+    entries = journal.read_bytes().splitlines()
+    events = [type(validator.check(raw)).__name__ for raw in entries]
+    assert "GameEnded" in events
+    assert events.count("MovePlayed") > 0
