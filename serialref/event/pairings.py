@@ -65,9 +65,8 @@ def pairings(fmt: EventFormat, players: Sequence[str], *, rounds: int = 1) -> li
             byes = tuple(name for name in players if name not in playing)
             if fmt is EventFormat.GAUNTLET:
                 byes = ()
-            for first, second in round_pairs:
-                if repeat % 2:
-                    first, second = second, first
+            for pair in round_pairs:
+                first, second = reversed(pair) if repeat % 2 else pair
                 found.append(Pairing(len(found) + 1, repeat * len(cycle) + index + 1, first,
                                      second, byes))  # fmt: skip
     return found

@@ -52,13 +52,13 @@ class BoardProgress:
     """One board's lines; ``on_score`` hears the pairing's score after each result."""
 
     def __init__(
-        self, shared: EventProgress, pairing: Pairing, games: int, *, score: Score = Score(),
+        self, shared: EventProgress, pairing: Pairing, games: int, *, score: Score | None = None,
         on_score: Callable[[Score], None] | None = None,
     ) -> None:  # fmt: skip
         self._shared = shared
         self._pairing = pairing
         self._games = games
-        self._score = score
+        self._score = score or Score()
         self._on_score = on_score
         self._white: dict[int, str] = {}
         self._silent = False

@@ -187,15 +187,18 @@ class EventRunner:
                     self._progress.write(sprt.status_line(score))
                     self._daemons[pairing.number].request_stop(f"SPRT: {decision.value}")
 
-            progress = BoardProgress(self._progress, pairing, self.config.games,
-                                     score=self._score_so_far(pairing), on_score=on_score)  # fmt: skip
+            so_far = self._score_so_far(pairing)
+            progress = BoardProgress(self._progress, pairing, self.config.games, score=so_far,
+                                     on_score=on_score)  # fmt: skip
 
             def start_players() -> None:
                 for seat in seats:
                     seat.start()
 
-            complete = run_referee(config, extra_listeners=[progress], on_ready=start_players,
-                                   on_daemon=lambda daemon: self._register(pairing, daemon))  # fmt: skip
+            complete = run_referee(
+                config, extra_listeners=[progress], on_ready=start_players,
+                on_daemon=lambda daemon: self._register(pairing, daemon),
+            )  # fmt: skip
         return complete or bool(decided)
 
     def _register(self, pairing: Pairing, daemon: RefereeDaemon) -> None:
