@@ -47,6 +47,9 @@ __all__ = ["EventRunner"]
 
 LOGGER = logging.getLogger(__name__)
 
+_SPRT_STOP = "SPRT: "
+"""How the reason of a match the SPRT stopped begins."""
+
 
 @dataclass(frozen=True, slots=True)
 class _BoardDone:
@@ -185,7 +188,7 @@ class EventRunner:
                 if decision is not SprtDecision.CONTINUE:
                     decided.append(decision)
                     self._progress.write(sprt.status_line(score))
-                    self._daemons[pairing.number].request_stop(f"SPRT: {decision.value}")
+                    self._daemons[pairing.number].request_stop(f"{_SPRT_STOP}{decision.value}")
 
             so_far = self._score_so_far(pairing)
             progress = BoardProgress(self._progress, pairing, self.config.games, score=so_far,
@@ -300,11 +303,11 @@ class EventRunner:
 
 
 def _journal_complete(path: Path) -> bool:
-    """Whether a pairing's journal ends with its match complete."""
+    """Whether a pairing's journal ends with its match complete, or decided by the SPRT."""
     if not path.exists() or not path.stat().st_size:
         return False
     ends = [event for event in read_journal(path) if isinstance(event, MatchEnded)]
-    return bool(ends) and ends[-1].complete
+    return bool(ends) and (ends[-1].complete or ends[-1].reason.startswith(_SPRT_STOP))
 
 
 def _table_only(table: Standings) -> str:

@@ -28,7 +28,8 @@ __all__ = ["Seat", "open_seat"]
 
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-_EXIT_WAIT = 10.0
+_EXIT_WAIT = 1.0  # after ``disconnect`` a player leaves at once; this one did not hear it
+_TERM_WAIT = 5.0
 
 
 def _end_with_parent() -> None:  # pragma: no cover - runs in the child before exec
@@ -52,13 +53,21 @@ class Seat:
             ))  # fmt: skip
 
     def reap(self) -> None:
-        """Players leave by themselves after ``disconnect``; a stuck one is ended."""
+        """Players leave by themselves after ``disconnect``; one that did not hear it is ended.
+
+        A match resumed with every game already played ends before its players sign
+        on: they get no ``disconnect`` and are asked to sign off (SIGTERM), then killed.
+        """
         for process in self.processes:
             try:
                 process.wait(timeout=_EXIT_WAIT)
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                process.terminate()
+                try:
+                    process.wait(timeout=_TERM_WAIT)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
 
 
 def open_seat(stack: ExitStack, player: PlayerConfig, log: Path) -> Seat:
