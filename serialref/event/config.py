@@ -21,14 +21,17 @@ from serialref.appliance.options import OVERRIDE_NAMES
 from serialref.errors import ConfigError, InputError
 from serialref.event.pairings import EventFormat, Pairing, pairings
 from serialref.event.sprt import SprtTest, parse_sprt
+from serialref.wire.address import Address, parse_address
 
-__all__ = ["EventConfig", "PlayerConfig", "load_event_config"]
+__all__ = ["LISTEN", "EventConfig", "PlayerConfig", "load_event_config"]
 
 _EVENT_KEYS = {"format", "rounds", "games", "concurrency", "directory", "players", "sprt", "event"}
 _PER_BOARD = {"port_a", "port_b", "name_a", "name_b", "pgn", "journal", "games", "event",
               "replicate", "replicate_key", "log_level"}  # fmt: skip
 _PLAYER_KEYS = {"name", "player", "engine", "seat", "seed", "nodes", "depth", "movetime",
-                "protocol", "options", "pace", "notes"}  # fmt: skip
+                "protocol", "options", "pace", "notes", "token", "address"}  # fmt: skip
+LISTEN = "listen://"
+"""The scheme of a TCP seat: the referee listens there and the player connects."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +44,26 @@ class PlayerConfig:
     engine: str | None = None
     client_options: tuple[str, ...] = ()
     notes: str = ""
+    token: str | None = None
+    address: str | None = None
+
+    @property
+    def listen(self) -> Address | None:
+        """Where a TCP seat listens; None for a serial seat or a cable."""
+        if self.seat is None or not self.seat.startswith(LISTEN):
+            return None
+        return parse_address(self.seat.removeprefix(LISTEN), key="seat", any_port=True,
+                             default_host="127.0.0.1")  # fmt: skip
+
+    @property
+    def started_by_event(self) -> bool:
+        return self.player is not None or self.engine is not None
 
     def client_arguments(self) -> list[str]:
         """The ``serialref client`` arguments after the port, for a player the event starts."""
         who = ["--engine", self.engine] if self.engine else ["--player", str(self.player)]
-        return [*who, "--name", self.name, *self.client_options]
+        token = ["--token", self.token] if self.token is not None else []
+        return [*who, "--name", self.name, *token, *self.client_options]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +143,15 @@ def _player(index: int, raw: Mapping[str, Any]) -> PlayerConfig:
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip() or not name.isprintable():
         raise ConfigError(f"{where}.name", "a printable name is required")
-    kinds = [key for key in ("seat", "player", "engine") if key in raw]
-    if len(kinds) != 1:
-        raise ConfigError(where, "give exactly one of seat, player (random, greedy) or engine")
+    kinds = [key for key in ("player", "engine") if key in raw]
+    tcp = str(raw.get("seat", "")).startswith(LISTEN)
+    serial_seat = "seat" in raw and not tcp
+    if len(kinds) > 1 or (serial_seat and kinds) or ("seat" not in raw and not kinds):
+        raise ConfigError(where, "give exactly one of seat, player (random, greedy) or engine "
+                          "(a listen:// seat may have a player or an engine)")  # fmt: skip
+    for key in ("token", "address"):
+        if key in raw and not tcp:
+            raise ConfigError(f"{where}.{key}", "only a listen:// seat takes one")
     if raw.get("player") not in (None, "random", "greedy"):
         raise ConfigError(f"{where}.player", f"must be random or greedy, not {raw['player']!r}")
     options: list[str] = []
@@ -144,16 +168,23 @@ def _player(index: int, raw: Mapping[str, Any]) -> PlayerConfig:
         raise ConfigError(f"{where}.options", "must be a table of engine options")
     for option, value in engine_options.items():
         options += ["--option", f"{option}={value}"]
-    if "seat" in raw and options:
+    if not kinds and options:
         raise ConfigError(where, "a seat's program is started by its operator: no client settings")
-    return PlayerConfig(
+    config = PlayerConfig(
         name=name.strip(),
         seat=_text(raw, "seat", where),
         player=_text(raw, "player", where),
         engine=_text(raw, "engine", where),
         client_options=tuple(options),
         notes=str(raw.get("notes", "")),
+        token=_text(raw, "token", where),
+        address=_text(raw, "address", where),
     )
+    try:
+        config.listen  # noqa: B018 - checked now, used when the event starts
+    except ConfigError as exc:
+        raise ConfigError(f"{where}.seat", exc.reason) from exc
+    return config
 
 
 def _text(raw: Mapping[str, Any], key: str, where: str) -> str | None:

@@ -39,6 +39,7 @@ from serialref.event.report import read_pgn_games, text_report
 from serialref.event.seats import open_seat
 from serialref.event.sprt import SprtDecision
 from serialref.event.standings import Standings, standings
+from serialref.event.tcpseats import TcpSeats
 from serialref.events import MatchEnded
 from serialref.recorders.journal import read_journal
 from serialref.referee.daemon import STOP_SIGNALS, RefereeDaemon
@@ -68,6 +69,7 @@ class EventRunner:
         self._out = out
         self._pairings = config.pairings()
         self._players = {player.name: player for player in config.players}
+        self._tcp = TcpSeats(config.players)
         self._done: queue.SimpleQueue[_BoardDone] = queue.SimpleQueue()
         self._daemons: dict[int, RefereeDaemon] = {}
         self._lock = threading.Lock()
@@ -106,7 +108,7 @@ class EventRunner:
         running: dict[int, threading.Thread] = {}
         busy: set[str] = set()
         failure: BaseException | None = None
-        with self._signals():
+        with self._signals(), self._tcp.listening():
             while (pending and not self._stopping) or running:
                 while len(running) < self.config.concurrency and not self._stopping:
                     pairing = next((p for p in pending if not {p.first, p.second} & busy), None)
@@ -166,7 +168,8 @@ class EventRunner:
     def _play(self, pairing: Pairing) -> bool:
         decided: list[SprtDecision] = []
         with ExitStack() as stack:
-            seats = [open_seat(stack, self._players[name], self._path(pairing, f"-{side}.log"))
+            seats = [open_seat(stack, self._players[name], self._path(pairing, f"-{side}.log"),
+                               self._tcp)
                      for side, name in (("a", pairing.first), ("b", pairing.second))]  # fmt: skip
             config = load_config(None, {
                 **self.config.match_settings,

@@ -1,9 +1,11 @@
 """A player's seat on one board: where the referee talks to it, and who starts it.
 
 A player with a ``seat`` is the operator's program on that port (a serial device, a
-pyserial URL): the event only opens the port. A built-in player or an engine is started
-by the event for each of its pairings, as a ``serialref client`` process on the far end
-of a virtual null-modem cable of its own: the same code paths as a PC on a real cable.
+pyserial URL) or, for a ``listen://`` seat, connecting over TCP: the event only opens
+the seat. A built-in player or an engine is started by the event for each of its
+pairings, as a ``serialref client`` process on the far end of a virtual null-modem
+cable of its own (the same code paths as a PC on a real cable), or connecting to its
+TCP seat with ``socket://``.
 
 Those processes must not outlive the event, even one killed with SIGKILL (it is then
 resumed by running it again, which starts them afresh): each asks the kernel to end
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from serialref.event.config import PlayerConfig
+from serialref.event.tcpseats import TcpSeats
 from serialref.testing import null_modem_cable
 
 __all__ = ["Seat", "open_seat"]
@@ -70,13 +73,19 @@ class Seat:
                     process.wait()
 
 
-def open_seat(stack: ExitStack, player: PlayerConfig, log: Path) -> Seat:
-    """The player's seat for one board; cables and processes end with ``stack``."""
-    if player.seat is not None:
+def open_seat(stack: ExitStack, player: PlayerConfig, log: Path, tcp: TcpSeats) -> Seat:
+    """The player's seat for one board; cables, TCP seats and processes end with ``stack``."""
+    if player.listen is not None:
+        url, far_end = stack.enter_context(tcp.seat(player)), tcp.connect_url(player)
+    elif player.seat is not None:
         return Seat(player.seat)
-    cable = stack.enter_context(null_modem_cable())
-    command = [sys.executable, "-m", "serialref", "client", cable.path_b,
+    else:
+        cable = stack.enter_context(null_modem_cable())
+        url, far_end = cable.path_a, cable.path_b
+    if not player.started_by_event:
+        return Seat(url)
+    command = [sys.executable, "-m", "serialref", "client", far_end,
                *player.client_arguments(), "--log", str(log), "--log-level", "warning"]  # fmt: skip
-    seat = Seat(cable.path_a, command)
+    seat = Seat(url, command)
     stack.callback(seat.reap)
     return seat

@@ -1,7 +1,8 @@
 """``serialref event`` end to end: a double round robin of built-in players, killed and resumed.
 
-The event runs as its own process (``python -m serialref event``) with its players on
-virtual null-modem cables, two boards at once. It is killed with SIGKILL twice while
+The event runs as its own process (``python -m serialref event``) with two players on
+virtual null-modem cables and two on TCP seats (one with a token, one bound to its
+address), two boards at once. It is killed with SIGKILL twice while
 games are under way and run again each time; in the end every pairing's games are in
 the event's PGN exactly once, colours are balanced, and the standings it prints are
 those an independent count of the PGN gives.
@@ -20,8 +21,13 @@ from pathlib import Path
 
 import chess.pgn
 
-PLAYERS = [("Alpha", "random", 1), ("Beta", "greedy", 2), ("Gamma", "random", 3),
+# Alpha and Delta are on virtual serial cables; Beta and Gamma connect over TCP.
+PLAYERS = [("Alpha", "random", 1), ("Beta", "greedy", 2), ("Gamma", "greedy", 3),
            ("Delta", "greedy", 4)]  # fmt: skip
+TCP_SEATS = {
+    "Beta": 'seat = "listen://127.0.0.1:0"\ntoken = "beta-token"\n',
+    "Gamma": 'seat = "listen://127.0.0.1:0"\naddress = "127.0.0.1"\n',
+}
 GAMES_PER_PAIRING = 2
 TOTAL = 6 * GAMES_PER_PAIRING
 
@@ -29,6 +35,7 @@ TOTAL = 6 * GAMES_PER_PAIRING
 def write_event(directory: Path, extra: str = "") -> Path:
     players = "".join(
         f'\n[[players]]\nname = "{name}"\nplayer = "{kind}"\nseed = {seed}\n'
+        + TCP_SEATS.get(name, "")
         for name, kind, seed in PLAYERS
     )
     config = directory / "event.toml"
