@@ -91,3 +91,11 @@ def test_a_missing_file_and_bad_toml_are_clear(tmp_path: Path) -> None:
         load_event_config(tmp_path / "none.toml")
     with pytest.raises(ConfigError, match="not a valid TOML file"):
         load_event_config(write(tmp_path, "format = \n"))
+
+
+def test_the_shipped_example_is_a_valid_event() -> None:
+    example = Path(__file__).resolve().parents[1] / "examples" / "event.toml"
+    config = load_event_config(example)
+    assert config.format is EventFormat.ROUND_ROBIN
+    assert len(config.pairings()) == 12
+    assert [p.name for p in config.players if p.listen is not None] == ["Random"]
