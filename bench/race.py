@@ -296,8 +296,9 @@ def run_serialref(
         log = stack.enter_context((workdir / "referee.log").open("wb"))
         errors = stack.enter_context((workdir / "referee.err").open("wb"))
         process = subprocess.Popen(
-            [*serialref("referee"), "run", *referee_ends, "--games", str(games), "--tc", tc, "--pgn", str(pgn),
-             "--reset-delay", "0", "--conclude-delay", "0", "--log-level", "info"],
+            [*serialref("referee"), "run", *referee_ends, "--games", str(games), "--tc", tc,
+             "--pgn", str(pgn), "--reset-delay", "0", "--conclude-delay", "0",
+             "--log-level", "info"],
             cwd=workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         watcher.watch(process.pid)
