@@ -110,6 +110,9 @@ def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
     if unknown:
         raise ConfigError(unknown[0], "not a key of an event file")
     match_settings = {key: value for key, value in document.items() if key not in _EVENT_KEYS}
+    if isinstance(match_settings.get("openings"), str) and match_settings["openings"]:
+        # Like the directory, a file named in the event file is found next to it.
+        match_settings["openings"] = str(base / match_settings["openings"])
     # Checked now, as each board will read them, so a typo stops the event before it starts.
     load_config(None, {**match_settings, "games": 2})
     raw_players = document.get("players", [])

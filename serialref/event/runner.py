@@ -126,6 +126,7 @@ class EventRunner:
                 elif done.complete:
                     self._mark_complete(done.pairing)
                 self._write_event_pgn()
+        self._write_event_pgn()  # also when a restart found nothing left to play
         if failure is not None:
             raise failure
         whole = not pending and not self._stopping
