@@ -32,7 +32,8 @@ def test_a_complete_event_is_not_played_again(tmp_path: Path, capsys: pytest.Cap
     runner = EventRunner(config(tmp_path, "A", "B"))
     identity = {"event": "Test", "games": 2, "pairings": [[1, "A", "B"]]}
     (tmp_path / "event.jsonl").write_text(
-        json.dumps({"identity": identity}) + "\n" + json.dumps({"complete": 1}) + "\n",
+        json.dumps({"identity": identity}) + "\n" + json.dumps({"complete": 1}) + "\n"
+        + '{"complete": 2, "fi',  # cut by a crash: ignored
         encoding="utf-8",
     )
     (tmp_path / "pairing-001.pgn").write_text(

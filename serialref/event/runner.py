@@ -239,8 +239,9 @@ class EventRunner:
             return set()
         complete: set[int] = set()
         try:
-            lines = self.journal.read_text(encoding="utf-8").splitlines()
-            entries = [json.loads(line) for line in lines if line.strip()]
+            lines = self.journal.read_text(encoding="utf-8").split("\n")
+            # A last line without its newline was cut by a crash: that pairing is played on.
+            entries = [json.loads(line) for line in lines[:-1] if line.strip()]
         except (OSError, ValueError) as exc:
             raise SerialrefError(f"cannot read the event journal {self.journal}: {exc}") from exc
         if not entries or entries[0].get("identity") != identity:
