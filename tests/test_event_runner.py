@@ -42,5 +42,6 @@ def test_a_complete_event_is_not_played_again(tmp_path: Path, capsys: pytest.Cap
         encoding="utf-8",
     )
     assert runner.run() is True
+    assert (tmp_path / "event.jsonl").read_text(encoding="utf-8").endswith("\n")
     assert (tmp_path / "event.pgn").read_text(encoding="utf-8").count("[Result ") == 2
     assert {p.name: p.points for p in runner.standings().players} == {"A": 1.0, "B": 1.0}

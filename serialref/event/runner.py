@@ -239,9 +239,13 @@ class EventRunner:
             return set()
         complete: set[int] = set()
         try:
-            lines = self.journal.read_text(encoding="utf-8").split("\n")
-            # A last line without its newline was cut by a crash: that pairing is played on.
-            entries = [json.loads(line) for line in lines[:-1] if line.strip()]
+            text = self.journal.read_text(encoding="utf-8")
+            # A last line without its newline was cut by a crash: it goes, and that
+            # pairing's own journal tells where it stands.
+            kept = text[: text.rfind("\n") + 1]
+            if kept != text:
+                os.truncate(self.journal, len(kept.encode("utf-8")))
+            entries = [json.loads(line) for line in kept.splitlines() if line.strip()]
         except (OSError, ValueError) as exc:
             raise SerialrefError(f"cannot read the event journal {self.journal}: {exc}") from exc
         if not entries or entries[0].get("identity") != identity:
