@@ -99,3 +99,13 @@ def test_the_shipped_example_is_a_valid_event() -> None:
     assert config.format is EventFormat.ROUND_ROBIN
     assert len(config.pairings()) == 12
     assert [p.name for p in config.players if p.listen is not None] == ["Random"]
+
+
+def test_the_pairings_option_prints_the_schedule(capsys: pytest.CaptureFixture[str]) -> None:
+    from serialref.cli import EXIT_OK, main
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "event.toml"
+    assert main(["event", "--config", str(example), "--pairings"]) == EXIT_OK
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 12
+    assert lines[0].startswith("pairing   1  round  1  ")

@@ -34,6 +34,11 @@ def add_verbs(verbs: Verbs) -> None:
         "[model=cutechess|logistic|normalized]); overrides the file's sprt",
     )
     event.add_argument("--quiet", action="store_true", help="nothing on stdout")
+    event.add_argument(
+        "--pairings",
+        action="store_true",
+        help="check the file and print the schedule (pairings, rounds, byes); play nothing",
+    )
     event.set_defaults(handler=_run_event)
 
 
@@ -51,5 +56,11 @@ def _run_event(args: argparse.Namespace) -> int:
         if config.format is not EventFormat.MATCH:
             raise ConfigError("--sprt", 'an SPRT needs a match of two players (format = "match")')
         config = replace(config, sprt=parse_sprt(args.sprt))
+    if args.pairings:
+        for pairing in config.pairings():
+            byes = f"  (bye: {', '.join(pairing.byes)})" if pairing.byes else ""
+            print(f"pairing {pairing.number:>3}  round {pairing.round:>2}  "
+                  f"{pairing.first} - {pairing.second}{byes}")  # fmt: skip
+        return EXIT_OK
     runner = EventRunner(config, out=None if args.quiet else sys.stdout)
     return EXIT_OK if runner.run() else EXIT_INTERRUPTED
