@@ -72,7 +72,6 @@ class EventRunner:
         self._tcp = TcpSeats(config.players)
         self._done: queue.SimpleQueue[_BoardDone] = queue.SimpleQueue()
         self._daemons: dict[int, RefereeDaemon] = {}
-        self._lock = threading.Lock()
         self._stopping = ""
         total = len(self._pairings) * config.games
         self._progress = EventProgress(out, total_games=total, table=self.standings,
