@@ -108,14 +108,18 @@ class PlayerSession:
         claim_draws: bool = True,
         sign_on_retry: float = SIGN_ON_RETRY,
         safety_margin: float = SAFETY_MARGIN,
+        token: str | None = None,
     ) -> None:
         """``name`` goes into ``tcsi``; ``clock`` is the one line arrival times come from.
+
+        ``token`` goes into the ``sign_on`` for a TCP seat that requires one.
 
         ``claim_draws`` adds ``draw_claim`` to any move that makes a threefold
         repetition or the fifty-move rule claimable, so no drawn game drags on to
         the fivefold or seventy-five-move rules.
         """
         self._name = name
+        self._token = token
         self._clock = clock
         self._claim_draws = claim_draws
         self._sign_on_retry = sign_on_retry
@@ -163,7 +167,8 @@ class PlayerSession:
         """Register with the referee; the retry deadline starts now."""
         self._sign_on_due = self._clock() + self._sign_on_retry
         stop = self._abandon()
-        return SessionOutput(lines=(format_record(sign_on(self._board, self._name)),), stop=stop)
+        record = sign_on(self._board, self._name, token=self._token)
+        return SessionOutput(lines=(format_record(record),), stop=stop)
 
     def sign_off(self) -> SessionOutput:
         """Leave the referee (on shutdown); nothing is expected back."""
