@@ -15,6 +15,7 @@ depth count has no soft form in either engine protocol, so ``--soft`` needs
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -115,10 +116,15 @@ def _variation(board: chess.Board, moves: tuple[chess.Move, ...]) -> tuple[str, 
 
 
 def _counts(search: Search) -> list[Operation]:
-    counts = [Operation.of("acs", round(search.seconds))]
+    counts = [Operation.of("acs", _whole_seconds(search.seconds))]
     if search.nodes is not None:
         counts.append(Operation.of("acn", search.nodes))
     return counts
+
+
+def _whole_seconds(seconds: float) -> int:
+    """Seconds to the nearest whole one, halves up (``round`` would take 2.5 to 2)."""
+    return math.floor(seconds + 0.5)
 
 
 def _predicted(board: chess.Board, search: Search, name: str) -> tuple[str, ...]:
@@ -242,7 +248,7 @@ class Mate:
                     _moves("pm", sans[:1]),
                     _moves("pv", sans),
                     Operation.of("acn", nodes),
-                    Operation.of("acs", round(seconds)),
+                    Operation.of("acs", _whole_seconds(seconds)),
                 )
                 return Outcome(record, True, nodes, seconds)
         return Outcome(record, False, nodes, seconds)
