@@ -41,8 +41,10 @@ def suite(count: int = 10) -> str:
 
 
 def engine(tmp_path: Path, behaviour: str = "normal") -> EngineSettings:
-    fake = str(ENGINES / "fake_uci.py")
-    return EngineSettings(command=(sys.executable, fake, behaviour, "cp 25", str(tmp_path / "e.log")))
+    log = str(tmp_path / "e.log")
+    return EngineSettings(
+        command=(sys.executable, str(ENGINES / "fake_uci.py"), behaviour, "cp 25", log)
+    )
 
 
 class HaltingProgress(Progress):
