@@ -48,7 +48,7 @@ class Effort:
     soft: bool = False
 
     def __post_init__(self) -> None:
-        given = [name for name in ("depth", "nodes", "movetime") if getattr(self, name)]
+        given = [name for name in ("depth", "nodes", "movetime") if getattr(self, name) is not None]
         if len(given) != 1:
             raise ConfigError("limit", "give exactly one of --depth, --nodes and --movetime")
         for name in given:
