@@ -14,8 +14,8 @@ from serialref.analysis.progress import Progress, Tally
 from serialref.analysis.scores import centipawns, mate_moves
 from serialref.analysis.targets import is_solved
 from serialref.analysis.tasks import SOFT_MOVES, Effort, Mate
-from serialref.epd.parser import parse_lenient
 from serialref.cli import main
+from serialref.epd.parser import parse_lenient
 from serialref.errors import ConfigError
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
