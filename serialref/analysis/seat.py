@@ -22,7 +22,9 @@ from pathlib import Path
 import chess
 import chess.engine
 
+from serialref.client.engine import check_node_limit
 from serialref.client.options import EngineSettings
+from serialref.client.protocols import QuietNotices, XBoardEngine
 from serialref.client.startup import (
     EngineProtocol,
     OpenEngine,
@@ -30,7 +32,7 @@ from serialref.client.startup import (
     kill_engine,
     open_engine,
 )
-from serialref.errors import EngineError
+from serialref.errors import ConfigError, EngineError
 
 __all__ = ["INFO", "Search", "Seat"]
 
@@ -57,6 +59,7 @@ class Seat:
         self._settings = settings
         self._command = settings.command
         self._running: OpenEngine | None = None
+        self._quiet = QuietNotices()
         self.name = Path(settings.command[0]).name
         self.patience = patience
         """Seconds a search may run past its limit before the engine counts as hung;
@@ -72,6 +75,7 @@ class Seat:
         if self._running is not None:
             return
         settings = self._settings
+        logging.getLogger("chess.engine").addFilter(self._quiet)
         self._command = (find_program(settings.command[0]), *settings.command[1:])
         protocols = [settings.protocol] if settings.protocol else list(EngineProtocol)
         try:
@@ -84,6 +88,11 @@ class Seat:
         except OSError as exc:
             raise EngineError(f"cannot start {self._command[0]!r}: {exc.strerror or exc}") from exc
         self._running = opened
+        try:
+            check_node_limit(settings, opened, self.name)
+        except ConfigError:
+            await self.close(politely=False)
+            raise
         try:
             if settings.options:
                 await asyncio.wait_for(
@@ -102,7 +111,10 @@ class Seat:
         engine = self._running.engine
         engine.begin_search()
         started = time.monotonic()
-        analysis = engine.analyse(board, limit, info=INFO)
+        if isinstance(engine, XBoardEngine):
+            analysis = self._played(engine, board, limit)
+        else:
+            analysis = engine.analyse(board, limit, info=INFO)
         try:
             if self.patience is None:
                 info = await analysis
@@ -122,8 +134,24 @@ class Seat:
             seconds=time.monotonic() - started if seconds is None else seconds,
         )
 
+    @staticmethod
+    async def _played(
+        engine: XBoardEngine, board: chess.Board, limit: chess.engine.Limit
+    ) -> chess.engine.InfoDict:
+        """An XBoard engine's search as a move it plays: python-chess analyses XBoard
+        engines in ``analyze`` mode, which has no end but ``exit`` and which GNU Chess
+        answers with progress lines only; a move ends a search in every XBoard engine.
+        Each position is a game of its own (``new``), as in a UCI analysis."""
+        played = await engine.play(board, limit, info=INFO, game=object())
+        info = played.info.copy()
+        pv = info.get("pv", [])
+        if played.move is not None and pv[:1] != [played.move]:
+            info["pv"] = [played.move]
+        return info
+
     async def close(self, *, politely: bool = True) -> None:
         """End the engine process (asking it to quit first, if ``politely``); reap it."""
+        logging.getLogger("chess.engine").removeFilter(self._quiet)
         running, self._running = self._running, None
         if running is None:
             return
