@@ -22,7 +22,7 @@ from serialref.analysis.run import Run, run_task
 from serialref.analysis.tasks import Analyse, Effort, Targets, Task
 from serialref.client.options import EngineSettings
 from serialref.epd.parser import parse_lenient
-from serialref.errors import EngineError
+from serialref.errors import ConfigError, EngineError
 
 MATED = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq -"
 
@@ -179,3 +179,18 @@ def test_a_halted_run_resumes_to_the_same_file(tmp_path: Path) -> None:
     assert start == len(part.splitlines())
     rest, _, finished = analyse(entries[start:], engine(tmp_path))
     assert finished and output.read_bytes() + rest == whole
+
+
+def test_an_xboard_engine_analyses_by_playing_and_refuses_node_limits(tmp_path: Path) -> None:
+    log = str(tmp_path / "x.log")
+    fake = str(ENGINES / "fake_xboard.py")
+    settings = EngineSettings(command=(sys.executable, fake, "normal", log))
+    out, err, finished = analyse(entries_of(suite(3)), settings, task=Targets(Effort(depth=2)))
+    records = [parse_lenient(line) for line in out.decode().splitlines()[:3]]
+    assert finished and err.count("\n") == 1  # the bad line
+    assert [record.operand_texts("pm") for record in records] == [("e4",), ("e5",), ("e4",)]
+    assert all(record.operand_texts("pm") == record.operand_texts("pv") for record in records)
+    sent = Path(log).read_text().splitlines()
+    assert sent.count("new") >= 3 and "analyze" not in sent
+    with pytest.raises(ConfigError, match="nodes: Fake XBoard does not take node limits"):
+        analyse(entries_of(suite(1)), EngineSettings(command=settings.command, nodes=500))
