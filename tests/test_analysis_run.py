@@ -8,6 +8,7 @@ The engine is ``tests/engines/fake_uci.py``: it answers at once with a fixed sco
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ from serialref.analysis.progress import Progress, Tally
 from serialref.analysis.run import Run, run_task
 from serialref.analysis.tasks import Analyse, Effort, Targets, Task
 from serialref.client.options import EngineSettings
+from serialref.client.startup import EngineProtocol
 from serialref.epd.parser import parse_lenient
 from serialref.errors import ConfigError, EngineError
 
@@ -184,7 +186,9 @@ def test_a_halted_run_resumes_to_the_same_file(tmp_path: Path) -> None:
 def test_an_xboard_engine_analyses_by_playing_and_refuses_node_limits(tmp_path: Path) -> None:
     log = str(tmp_path / "x.log")
     fake = str(ENGINES / "fake_xboard.py")
-    settings = EngineSettings(command=(sys.executable, fake, "normal", log))
+    settings = EngineSettings(
+        command=(sys.executable, fake, "normal", log), protocol=EngineProtocol.XBOARD
+    )
     out, err, finished = analyse(entries_of(suite(3)), settings, task=Targets(Effort(depth=2)))
     records = [parse_lenient(line) for line in out.decode().splitlines()[:3]]
     assert finished and err.count("\n") == 1  # the bad line
@@ -193,4 +197,4 @@ def test_an_xboard_engine_analyses_by_playing_and_refuses_node_limits(tmp_path: 
     sent = Path(log).read_text().splitlines()
     assert sent.count("new") >= 3 and "analyze" not in sent
     with pytest.raises(ConfigError, match="nodes: Fake XBoard does not take node limits"):
-        analyse(entries_of(suite(1)), EngineSettings(command=settings.command, nodes=500))
+        analyse(entries_of(suite(1)), dataclasses.replace(settings, nodes=500))
