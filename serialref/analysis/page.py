@@ -35,6 +35,7 @@ th:first-child, td:first-child { text-align: left; }
 .ids { font-family: ui-monospace, monospace; font-size: 0.9em; }
 .chart svg { max-width: 100%; height: auto; }
 .pair { display: flex; gap: 2em; align-items: flex-start; flex-wrap: wrap; }
+body { padding: 0 1em; }
 """
 
 

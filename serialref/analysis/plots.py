@@ -104,7 +104,7 @@ def ratio_chart(base: ResultFile, other: ResultFile) -> str:
         axes.set_ylim(low, high)
         axes.set_xscale("log")
         axes.set_yscale("log")
-        axes.legend(loc="upper left", fontsize=7)
+        axes.legend(loc="lower right", fontsize=7)
     axes.set_xlabel(f"nodes: {_short(base.name)}")
     axes.set_ylabel(f"nodes: {_short(other.name)}")
     axes.grid(alpha=0.3)
