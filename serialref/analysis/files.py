@@ -21,7 +21,7 @@ from serialref.analysis.inputs import Entry, read_entries, resume_point
 from serialref.analysis.progress import Progress, Tally
 from serialref.analysis.run import Run, run_task
 from serialref.analysis.tasks import Task
-from serialref.errors import ConfigError, InputError, SerialrefError
+from serialref.errors import ConfigError, EngineError, InputError, SerialrefError
 
 __all__ = ["run_file"]
 
@@ -51,16 +51,24 @@ def run_file(
         out = _open_output(stack, output, append=resume)
         tally = Tally(total=len(entries) - start)
         progress = Progress(tally, err, live=err.isatty())
-        finished = asyncio.run(
-            _run(task, run, entries=entries[start:], name=name, out=out, err=err, progress=progress)
-        )
+        hint = _resume_hint(argv) if output != "-" else "write to a file with -o to resume"
+        try:
+            finished = asyncio.run(
+                _run(
+                    task, run, entries=entries[start:], name=name, out=out, err=err,
+                    progress=progress,
+                )
+            )
+        except EngineError:
+            progress.finish()
+            err.write(f"stopped: {tally.done} records written; {hint}\n")
+            raise
         progress.finish()
         done = f"{output}: " if output != "-" else ""
         if start:
             done += f"resumed after {start} records; "
         err.write(f"{done}{tally.summary()}\n")
         if not finished:
-            hint = _resume_hint(argv) if output != "-" else "write to a file with -o to resume"
             err.write(f"interrupted: {tally.done} records written; {hint}\n")
         return finished
 
