@@ -28,8 +28,8 @@ from serialref.client.protocols import QuietNotices, XBoardEngine
 from serialref.client.startup import (
     EngineProtocol,
     OpenEngine,
+    end_engine,
     find_program,
-    kill_engine,
     open_engine,
 )
 from serialref.errors import ConfigError, EngineError
@@ -153,12 +153,5 @@ class Seat:
         """End the engine process (asking it to quit first, if ``politely``); reap it."""
         logging.getLogger("chess.engine").removeFilter(self._quiet)
         running, self._running = self._running, None
-        if running is None:
-            return
-        engine = running.engine
-        if politely and not engine.returncode.done():
-            try:
-                await asyncio.wait_for(engine.quit(), 2.0)
-            except (chess.engine.EngineError, TimeoutError) as exc:
-                LOGGER.debug("%s did not quit (%s): killing it", self.name, exc)
-        await kill_engine(running.transport, engine)
+        if running is not None:
+            await end_engine(running, politely=politely, name=self.name)

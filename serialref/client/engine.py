@@ -53,8 +53,8 @@ from serialref.client.startup import (
     EngineDialect,
     EngineProtocol,
     OpenEngine,
+    end_engine,
     find_program,
-    kill_engine,
     open_engine,
 )
 from serialref.errors import ConfigError, EngineError, escape
@@ -257,15 +257,8 @@ class EnginePlayer:
     async def _stop_engine(self, *, politely: bool = False) -> None:
         """End the engine process and wait until it is reaped (no zombie, no stray task)."""
         running, self._running = self._running, None
-        if running is None:
-            return
-        engine = running.engine
-        if politely and not engine.returncode.done():
-            try:
-                await asyncio.wait_for(engine.quit(), 2.0)
-            except (chess.engine.EngineError, TimeoutError) as exc:
-                LOGGER.warning("%s did not quit (%s): killing it", self.name, exc)
-        await kill_engine(running.transport, engine)
+        if running is not None:
+            await end_engine(running, politely=politely, name=self.name)
 
     def _refusal(self, command: str, line: str) -> None:
         if command in self._refused:
