@@ -61,7 +61,8 @@ def run_file(
             )
         except EngineError:
             progress.finish()
-            err.write(f"stopped: {tally.done} records written; {hint}\n")
+            if tally.done:
+                err.write(f"stopped: {tally.done} records written; {hint}\n")
             raise
         progress.finish()
         done = f"{output}: " if output != "-" else ""
