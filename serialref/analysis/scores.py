@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import chess.engine
 
-__all__ = ["CHECKMATED", "MATE_BOUND", "centipawns", "mate_moves"]
+__all__ = ["CHECKMATED", "MATE_BOUND", "centipawns"]
 
 CHECKMATED = -32767
 """``ce`` of a position whose side to move is checkmated."""
@@ -30,9 +30,3 @@ def centipawns(score: chess.engine.Score) -> int:
         return 32767 - (2 * mate - 1)
     return CHECKMATED + 2 * -mate
 
-
-def mate_moves(ce: int) -> int | None:
-    """The fullmoves to mate a ``ce`` promises the side to move; ``None`` if not a win."""
-    if ce <= MATE_BOUND:
-        return None
-    return (32767 - ce + 1) // 2

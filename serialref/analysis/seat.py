@@ -65,11 +65,6 @@ class Seat:
         """Seconds a search may run past its limit before the engine counts as hung;
         ``None`` trusts a node or depth limit to end the search."""
 
-    @property
-    def xboard(self) -> bool:
-        """Whether the running engine speaks XBoard (no ``go mate``, no clocks in analysis)."""
-        return self._running is not None and self._running.protocol is EngineProtocol.XBOARD
-
     async def ready(self) -> None:
         """Start the engine unless it runs; :class:`EngineError` if it cannot be started."""
         if self._running is not None:

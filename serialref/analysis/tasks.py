@@ -84,14 +84,10 @@ class Outcome:
 
     record: EpdRecord
     solved: bool | None
-    nodes: int | None = None
-    seconds: float | None = None
 
 
 class Task(Protocol):
     """One analysis verb."""
-
-    name: str
 
     def wants(self, record: EpdRecord, board: chess.Board) -> bool:
         """Whether ``record`` is searched; the others go through :meth:`unsearched`."""
@@ -141,7 +137,6 @@ def _moves(opcode: str, sans: tuple[str, ...]) -> Operation:
 class Analyse:
     """Spec 7.2 ``pfga``: every record gets ``pv``, ``ce``, ``pm``, ``sm``, ``acn``, ``acs``."""
 
-    name = "analyse"
 
     def __init__(self, effort: Effort) -> None:
         self._limit = effort.limit()
@@ -170,9 +165,7 @@ class Analyse:
             _moves("sm", sans[:1]),
             *_counts(search),
         )
-        return Outcome(
-            annotated, is_solved(record, board, search.pv[0]), search.nodes, search.seconds
-        )
+        return Outcome(annotated, is_solved(record, board, search.pv[0]))
 
 
 def _no_moves(board: chess.Board) -> bool:
@@ -182,7 +175,6 @@ def _no_moves(board: chess.Board) -> bool:
 class Targets:
     """Spec 7.5 ``pfts``: records with ``bm`` and/or ``am`` get ``pm``, ``pv``, ``acn``, ``acs``."""
 
-    name = "targets"
 
     def __init__(self, effort: Effort) -> None:
         self._limit = effort.limit()
@@ -202,9 +194,7 @@ class Targets:
         annotated = record.with_operations(
             _moves("pm", sans[:1]), _moves("pv", sans), *_counts(search)
         )
-        return Outcome(
-            annotated, is_solved(record, board, search.pv[0]), search.nodes, search.seconds
-        )
+        return Outcome(annotated, is_solved(record, board, search.pv[0]))
 
 
 class Mate:
@@ -215,7 +205,6 @@ class Mate:
     one is written, which gives the same file and keeps ``--jobs`` and ``--resume``.
     """
 
-    name = "mate"
 
     def __init__(self, effort: Effort, first: int, last: int) -> None:
         if not 1 <= first <= last:
@@ -250,8 +239,8 @@ class Mate:
                     Operation.of("acn", nodes),
                     Operation.of("acs", _whole_seconds(seconds)),
                 )
-                return Outcome(record, True, nodes, seconds)
-        return Outcome(record, False, nodes, seconds)
+                return Outcome(record, True)
+        return Outcome(record, False)
 
     @staticmethod
     def _known(record: EpdRecord) -> int:
