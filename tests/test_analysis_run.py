@@ -83,7 +83,6 @@ def analyse(
             Run(settings, jobs=jobs, strict=strict),
             name="suite.epd",
             out=out,
-            err=err,
             progress=progress,
             halt=halt,
         )

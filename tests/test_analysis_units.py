@@ -132,6 +132,11 @@ def test_progress_shows_a_live_line_on_a_terminal_only() -> None:
         progress.update()
     assert progress.status() == "4/10 records  solved 2/3  2.0 positions/s, 0:03 left"
     assert "\r4/10 records" in stream.getvalue()
+    progress.note("in.epd:3:1: bad")  # on a line of its own, the status line cleared first
+    width = len(progress.status())
+    assert stream.getvalue().endswith("\r" + " " * width + "\r" + "in.epd:3:1: bad\n")
+    progress.update()  # drawn again at once
+    assert stream.getvalue().endswith(progress.status())
     progress.finish()
     assert stream.getvalue().endswith("\r")
     assert tally.summary() == (

@@ -54,10 +54,7 @@ def run_file(
         hint = _resume_hint(argv) if output != "-" else "write to a file with -o to resume"
         try:
             finished = asyncio.run(
-                _run(
-                    task, run, entries=entries[start:], name=name, out=out, err=err,
-                    progress=progress,
-                )
+                _run(task, run, entries=entries[start:], name=name, out=out, progress=progress)
             )
         except EngineError:
             progress.finish()
@@ -81,7 +78,6 @@ async def _run(
     entries: Sequence[Entry],
     name: str,
     out: BinaryIO,
-    err: TextIO,
     progress: Progress,
 ) -> bool:
     loop = asyncio.get_running_loop()
@@ -97,7 +93,7 @@ async def _run(
         loop.add_signal_handler(number, stop)
     try:
         return await run_task(
-            task, entries, run, name=name, out=out, err=err, progress=progress, halt=halt
+            task, entries, run, name=name, out=out, progress=progress, halt=halt
         )
     finally:
         for number in signals:

@@ -92,6 +92,14 @@ class Progress:
             parts.append(f"{tally.rate:.1f} positions/s, {_duration(left)} left")
         return "  ".join(parts)
 
+    def note(self, line: str) -> None:
+        """A line for the user (a bad record, a failure), printed above the status line."""
+        if self.live and self._width:
+            self._draw("")
+            self._drawn = self.clock() - REDRAW_INTERVAL  # drawn again at the next update
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
     def finish(self) -> None:
         """Clear the status line; the caller prints the summary."""
         self.tally.seconds = self.clock() - self._started

@@ -19,7 +19,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO
 
 from serialref.analysis.inputs import Entry
 from serialref.analysis.progress import Progress
@@ -51,7 +51,6 @@ async def run_task(
     *,
     name: str,
     out: BinaryIO,
-    err: TextIO,
     progress: Progress,
     halt: asyncio.Event,
 ) -> bool:
@@ -92,9 +91,9 @@ async def run_task(
                     _raise_fatal(workers, future)
                 if halt.is_set():
                     return False
-                _write_result(entry, future, out=out, err=err, progress=progress, name=name)
+                _write_result(entry, future, out=out, progress=progress, name=name)
             elif entry.problem:
-                err.write(entry.problem + "\n")
+                progress.note(entry.problem)
                 progress.tally.bad += 1
                 if not run.strict:
                     _write(out, entry.raw)
@@ -165,14 +164,13 @@ def _write_result(
     future: asyncio.Future[Outcome],
     *,
     out: BinaryIO,
-    err: TextIO,
     progress: Progress,
     name: str,
 ) -> None:
     exception = future.exception()
     if exception is not None:
-        err.write(
-            f"{name}:{entry.number}: failed twice, copied unanalysed: {escape(str(exception))}\n"
+        progress.note(
+            f"{name}:{entry.number}: failed twice, copied unanalysed: {escape(str(exception))}"
         )
         progress.tally.failed += 1
         _write(out, entry.raw)
