@@ -96,7 +96,7 @@ class Progress:
         """A line for the user (a bad record, a failure), printed above the status line."""
         if self.live and self._width:
             self._draw("")
-            self._drawn = self.clock() - REDRAW_INTERVAL  # drawn again at the next update
+            self._drawn = float("-inf")  # drawn again at the next update
         self.stream.write(line + "\n")
         self.stream.flush()
 
