@@ -146,7 +146,7 @@ def test_an_engine_that_dies_mid_run_is_restarted_and_the_position_retried(
     assert finished and err.count("\n") == 1  # only the bad line is reported
     analysed = [line for line in out.splitlines() if b"mated" not in line and b"bm e5;" not in line]
     assert len(analysed) == 4 and all(b"pm " in line for line in analysed)
-    assert "starting the engine again to retry it" in caplog.text
+    assert "trying the position once more" in caplog.text
     sent = (tmp_path / "e.log").read_text().splitlines()
     assert sum(line.startswith("go ") for line in sent) == 5  # 4 positions, one retried
     assert sent.count("uci") == 2

@@ -139,7 +139,7 @@ async def _work(
                     future.set_exception(exc)
                 else:
                     LOGGER.warning(
-                        "line %d: %s; starting the engine again to retry it", entry.number, exc
+                        "line %d: %s; trying the position once more", entry.number, exc
                     )
             else:
                 future.set_result(outcome)
