@@ -188,6 +188,10 @@ class _Client:
             self._stop_thinking()
         for line in output.lines:
             self._send(line)
+        if output.lines and output.think is None:
+            # The referee has its answer: what the next record needs is worked out now,
+            # while the opponent thinks, rather than when that record has arrived.
+            self._loop.call_soon(self._active_session().prepare)
         if output.think is not None:
             self._thinking = self._loop.create_task(self._think(output.think))
             self._think_tasks.add(self._thinking)
