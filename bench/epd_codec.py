@@ -20,16 +20,11 @@ from typing import Any
 
 import chess
 
-from serialref.epd import (
-    OPCODES,
-    Basetype,
-    EpdRecord,
-    Operand,
-    Operation,
-    format_record,
-    parse_lenient,
-    parse_record,
-)
+from serialref.epd.opcodes import OPCODES, Basetype
+from serialref.epd.operations import Operand, Operation
+from serialref.epd.parser import parse_lenient, parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import RecordError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "epd"

@@ -19,7 +19,6 @@ null-modem cables. From the referee's own journal it prints, per ply:
 from __future__ import annotations
 
 import argparse
-import random
 import resource
 import statistics
 import subprocess
@@ -33,27 +32,13 @@ import chess
 import serial
 
 from serialref import records
-from serialref.epd import Operation, format_record
+from serialref.epd.operations import Operation
+from serialref.epd.writer import format_record
 from serialref.events import GameEnded, LineReceived, MatchEvent, RecordSent
 from serialref.recorders.journal import read_journal
-from serialref.testing import Peer, answer_instantly, null_modem_cable
+from serialref.testing import Peer, answer_instantly, null_modem_cable, quiet_game
 
 ANALYSIS = (Operation.of("acn", 123456), Operation.of("acs", 1), Operation.of("ce", -35))
-
-
-def quiet_game(plies: int, seed: int = 19) -> list[str]:
-    """A seeded line of legal moves (UCI) in which the game does not end by itself."""
-    board = chess.Board()
-    choices = random.Random(seed)
-    line: list[str] = []
-    while len(line) < plies:
-        move = choices.choice(sorted(board.legal_moves, key=chess.Move.uci))
-        board.push(move)
-        if board.is_game_over(claim_draw=True):
-            board.pop()
-            continue
-        line.append(move.uci())
-    return line
 
 
 def run(baud: int, plies: int, directory: Path) -> None:

@@ -277,16 +277,26 @@ def cables() -> Iterator[tuple[list[str], list[str]]]:
         yield [first.path_a, second.path_a], [first.path_b, second.path_b]
 
 
-def run_serialref(engine: list[str], games: int, tc: str, workdir: Path, watcher: Watcher) -> Run:
-    """One match under ``serialref run``, its players two ``serialref client`` processes."""
+def run_serialref(
+    engine: list[str], games: int, tc: str, workdir: Path, watcher: Watcher, profile: bool
+) -> Run:
+    """One match under ``serialref run``, its players two ``serialref client`` processes.
+
+    With ``profile`` each process runs under cProfile, writing ``PROCESS.prof`` in ``workdir``
+    (its figures then measure the profiler too).
+    """
     pgn = workdir / "games.pgn"
     result = Run("serialref")
-    serialref = [sys.executable, "-m", "serialref"]
+
+    def serialref(process: str) -> list[str]:
+        profiler = ["-m", "cProfile", "-o", str(workdir / f"{process}.prof")] if profile else []
+        return [sys.executable, *profiler, "-m", "serialref"]
+
     with ExitStack() as stack, cables() as (referee_ends, player_ends):
         log = stack.enter_context((workdir / "referee.log").open("wb"))
         errors = stack.enter_context((workdir / "referee.err").open("wb"))
         process = subprocess.Popen(
-            [*serialref, "run", *referee_ends, "--games", str(games), "--tc", tc, "--pgn", str(pgn),
+            [*serialref("referee"), "run", *referee_ends, "--games", str(games), "--tc", tc, "--pgn", str(pgn),
              "--reset-delay", "0", "--conclude-delay", "0", "--log-level", "info"],
             cwd=workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
@@ -300,7 +310,7 @@ def run_serialref(engine: list[str], games: int, tc: str, workdir: Path, watcher
             for index, end in enumerate(player_ends):
                 client_log = stack.enter_context((workdir / f"client-{index}.log").open("wb"))
                 clients.append(subprocess.Popen(
-                    [*serialref, "client", end, "--engine", shlex.join(engine),
+                    [*serialref(f"client-{index}"), "client", end, "--engine", shlex.join(engine),
                      "--log-level", "warning"],
                     cwd=workdir, stdin=subprocess.DEVNULL, stdout=client_log, stderr=client_log,
                 ))  # fmt: skip
@@ -397,6 +407,8 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=20, help="games per match (even; default 20)")
     parser.add_argument("--tc", default="60+1", help="time control (default 60+1)")
     parser.add_argument("--repeats", type=int, default=1, help="matches per referee (default 1)")
+    parser.add_argument("--profile", action="store_true",
+                        help="run serialref's processes under cProfile (PROCESS.prof in the logs)")
     args = parser.parse_args()
     engine = shlex.split(args.engine)
     if args.games < 2 or args.games % 2:
@@ -419,7 +431,7 @@ def main() -> int:
                       file=sys.stderr, flush=True)  # fmt: skip
                 path = peers.get(referee)
                 if path is None:
-                    run = run_serialref(engine, args.games, args.tc, workdir, watcher)
+                    run = run_serialref(engine, args.games, args.tc, workdir, watcher, args.profile)
                 else:
                     run = run_peer(referee, path, engine, args.games, args.tc, workdir, watcher)
                 results.setdefault(referee, []).append(run)

@@ -33,7 +33,9 @@ import chess
 from games import long_game
 
 from serialref import records
-from serialref.epd import EpdRecord, format_record, parse_record
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.events import MatchEvent, MatchListener, MovePlayed, Recorder
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder

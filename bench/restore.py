@@ -24,7 +24,7 @@ import chess
 from games import long_game
 
 from serialref import records
-from serialref.epd import format_record
+from serialref.epd.writer import format_record
 from serialref.events import (
     GameStarted,
     LineReceived,

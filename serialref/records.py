@@ -16,7 +16,9 @@ from typing import TypeVar
 
 import chess
 
-from serialref.epd import EpdRecord, Operand, Operation, clock_text
+from serialref.epd.clockvalue import clock_text
+from serialref.epd.operations import Operand, Operation
+from serialref.epd.record import EpdRecord
 from serialref.errors import UnexpectedRecordError
 
 __all__ = [
@@ -204,9 +206,9 @@ _Command = TypeVar("_Command", Refcom, Refreq)
 
 
 def _command(record: EpdRecord, opcode: str, kind: type[_Command]) -> _Command:
-    operands = record.operand_texts(opcode)
-    if not operands:
+    if opcode not in record:
         raise UnexpectedRecordError(f"record has no {opcode} operation")
+    operands = record.operand_texts(opcode)
     if len(operands) != 1:
         raise UnexpectedRecordError(f"{opcode} takes one operand, got {len(operands)}")
     try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import random
 import select
 import threading
 import time
@@ -31,11 +32,21 @@ from typing import Any, Protocol
 import chess
 
 from serialref import records
-from serialref.epd import EpdRecord, Operation, format_record, parse_record
+from serialref.epd.operations import Operation
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import ConfigError, LineLostError, ProgrammingError, RecordError, escape
 from serialref.wire.framing import Line, LineFramer
 
-__all__ = ["NullModemCable", "Peer", "answer_instantly", "null_modem", "null_modem_cable"]
+__all__ = [
+    "NullModemCable",
+    "Peer",
+    "answer_instantly",
+    "null_modem",
+    "null_modem_cable",
+    "quiet_game",
+]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -206,6 +217,25 @@ class Peer:
             self._unfinished.clear()
         self._unfinished += data[last_end + 1 :][-_READ_SIZE:]
         del self._unfinished[:-_READ_SIZE]
+
+
+def quiet_game(plies: int, seed: int = 19) -> list[str]:
+    """A seeded line of ``plies`` legal moves (UCI) in which the game does not end by itself.
+
+    For scripted players that must play a long game: no mate, stalemate, repetition or
+    fifty-move draw cuts it short.
+    """
+    board = chess.Board()
+    choices = random.Random(seed)
+    line: list[str] = []
+    while len(line) < plies:
+        move = choices.choice(sorted(board.legal_moves, key=chess.Move.uci))
+        board.push(move)
+        if board.is_game_over(claim_draw=True):
+            board.pop()
+            continue
+        line.append(move.uci())
+    return line
 
 
 def answer_instantly(

@@ -93,6 +93,24 @@ def read_exactly() -> ReadExactly:
     return read
 
 
+@pytest.fixture
+def fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files ``os.fsync`` is called on from now on, in order (each sync is still done).
+
+    Durability is a promise about *when* a recorder syncs, which no file's content
+    shows: the journal and the PGN tests count the calls instead.
+    """
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    return synced
+
+
 @pytest.fixture(autouse=True)
 def _no_leaks() -> Iterator[None]:
     """Fail a test that leaves a thread, a file descriptor or a child process behind."""

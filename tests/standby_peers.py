@@ -42,13 +42,13 @@ from serialref.standby.wire import (
     FrameKind,
     Side,
     new_nonce,
-    parse_address,
     primary_greeting,
     primary_proof,
     read_primary_greeting,
     read_standby_answer,
     standby_answer,
 )
+from serialref.wire.address import parse_address
 
 TIMEOUT = 5.0
 KEY = bytes(range(32))

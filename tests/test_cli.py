@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from serialref import __version__, cli
+from serialref.cli import box as cli_box
 from serialref.errors import ConfigError, InputError, PortOpenError, RecorderError
 
 MISSING_PORTS = ("/dev/serialref-test-missing-a", "/dev/serialref-test-missing-b")
@@ -120,7 +121,7 @@ def test_errors_are_one_line_with_a_documented_exit_code(
     code: int,
     message: str,
 ) -> None:
-    monkeypatch.setattr(cli, "_add_ports_verb", _ports_verb_raising(error))
+    monkeypatch.setattr(cli_box, "_run_ports", _raising(error))
     result, _, err = run(capsys, "ports")
     assert result == code
     assert err.count("\n") == 1
@@ -136,7 +137,7 @@ def test_debug_adds_the_traceback_and_keeps_the_exit_code(
     code: int,
     message: str,
 ) -> None:
-    monkeypatch.setattr(cli, "_add_ports_verb", _ports_verb_raising(error))
+    monkeypatch.setattr(cli_box, "_run_ports", _raising(error))
     for argv in (("ports", "--debug"), ("--debug", "ports")):
         result, _, err = run(capsys, *argv)
         assert result == code
@@ -249,17 +250,13 @@ def test_client_needs_an_engine_or_a_player(capsys: pytest.CaptureFixture[str]) 
     assert "one of the arguments --engine --player is required" in err
 
 
-def _ports_verb_raising(error: BaseException) -> object:
+def _raising(error: BaseException) -> object:
+    """A verb's handler that fails with ``error``."""
+
     def fail(args: argparse.Namespace) -> int:
         raise error
 
-    def add(
-        verbs: argparse._SubParsersAction[argparse.ArgumentParser],
-        common: argparse.ArgumentParser,
-    ) -> None:
-        verbs.add_parser("ports", parents=[common]).set_defaults(handler=fail)
-
-    return add
+    return fail
 
 
 BOOK_WITH_A_BAD_LINE = "4k3/8/8/8/8/8/4P3/4K3 w - -\n4k3/8/8/8/8/8/4P3/4K3 w - -1 12\n"
@@ -324,3 +321,58 @@ def test_an_unreadable_file_exits_5_for_every_verb(
             assert code == cli.EXIT_FAILURE, argv
             assert err.splitlines()[-1].startswith("serialref: error: cannot read ")
             assert "[Errno" not in err.splitlines()[-1]
+
+
+def test_config_check_names_what_replication_still_needs_as_run_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "match.toml"
+    config.write_text('replicate = "127.0.0.1:7600"\n')
+    code, out, _ = run(capsys, "config", "check", str(config))
+    assert code == cli.EXIT_OK
+    assert out == (f"{config}: ok; the command line must still give "
+                   "PORT_A, PORT_B, --journal and --replicate-key\n")  # fmt: skip
+    code, _, err = run(capsys, "run", *MISSING_PORTS, "--config", str(config))
+    assert (code, err) == (cli.EXIT_USAGE, "serialref: error: replicate: needs --journal: "
+                                           "the standby is sent the journal file\n")  # fmt: skip
+    journal = tmp_path / "match.jsonl"
+    code, _, err = run(capsys, "run", *MISSING_PORTS, "--config", str(config), "--journal",
+                       str(journal))  # fmt: skip
+    assert code == cli.EXIT_USAGE
+    assert err.startswith("serialref: error: --replicate-key: replication needs a shared key")
+    assert not journal.exists()
+
+
+def test_config_check_reads_the_key_file_as_run_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    key = tmp_path / "replication.key"
+    key.write_bytes(bytes(32))
+    key.chmod(0o644)
+    config = tmp_path / "match.toml"
+    config.write_text(f'replicate = "127.0.0.1:7600"\nreplicate_key = "{key}"\n'
+                      f'journal = "{tmp_path / "match.jsonl"}"\n{FILE_PORTS}')  # fmt: skip
+    code, _, err = run(capsys, "config", "check", str(config))
+    assert code == cli.EXIT_REJECTED
+    assert err.startswith(f"{config}: replicate_key: the key file {str(key)!r} can be read")
+    code, _, err = run(capsys, "run", "--config", str(config))
+    assert code == cli.EXIT_USAGE
+    assert err.startswith("serialref: error: replicate_key: the key file")
+    key.chmod(0o600)
+    assert run(capsys, "config", "check", str(config))[:2] == (cli.EXIT_OK, f"{config}: ok\n")
+
+
+def test_run_and_standby_take_every_option_of_the_table_for_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from serialref.appliance.options import MATCH_OPTIONS
+
+    for verb in ("run", "standby"):
+        with pytest.raises(SystemExit):
+            cli.main([verb, "--help"])
+        help_text = capsys.readouterr().out
+        for option in MATCH_OPTIONS:
+            for flag in option.flags.get(verb, ()):
+                assert re.search(rf"(^|\s|\[){re.escape(flag)}\b", help_text), (verb, flag)
+    err = usage_error(capsys, "standby", "7600", "--replicate", "127.0.0.1:7601")
+    assert "unrecognized arguments: --replicate" in err

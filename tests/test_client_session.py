@@ -19,7 +19,10 @@ from serialref.client.session import (
     PlayerSession,
     SessionOutput,
 )
-from serialref.epd import EpdRecord, Operation, format_record, parse_record
+from serialref.epd.operations import Operation
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
 

@@ -10,13 +10,18 @@ import pytest
 
 from serialref.appliance.config import (
     DEFAULT_CONFIG_PATH,
-    OVERRIDE_NAMES,
     check_config,
     load_config,
-    missing_port_paths,
+    missing_for_run,
     require_port_paths,
 )
+from serialref.appliance.options import PORT_KEYS, TOP_LEVEL_KEYS
+from serialref.appliance.values import STANDARD_START
 from serialref.errors import ConfigError, InputError
+from serialref.referee.settings import OnInfraction
+from serialref.timecontrol import TimeControl
+from serialref.wire.address import Address
+from serialref.wire.transport import LineDelay
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "match.toml"
 
@@ -49,39 +54,32 @@ def rejection(path: Path) -> str:
 def test_shipped_example_is_accepted() -> None:
     config = check_config(EXAMPLE)
     assert (config.port_a.path, config.port_b.path) == ("/dev/serialref/a", "/dev/serialref/b")
-    assert config.tc == "300+3"
+    assert config.tc.text == "300+3"
     assert config.port_a.settings.baudrate == 9600
     assert config.port_a.newline == b"\r\n"
 
 
 def test_example_documents_every_key() -> None:
     text = EXAMPLE.read_text(encoding="utf-8")
-    for name in OVERRIDE_NAMES - {"port_a", "port_b", "name_a", "name_b"}:
-        assert f"\n{name} = " in text, name
-    for key in ("path", "name", "bytesize", "parity", "stopbits", "rtscts", "xonxoff",
-                "line_delay", "write_timeout"):
-        assert f"\n{key} = " in text, key
-
-
-def test_docs_describe_every_key() -> None:
-    reference = (EXAMPLE.parent.parent / "docs" / "configuration.md").read_text(encoding="utf-8")
-    for name in OVERRIDE_NAMES - {"port_a", "port_b", "name_a", "name_b"}:
-        assert f"`{name}`" in reference, name
-    for key in ("path", "name", "baud", "bytesize", "parity", "stopbits", "rtscts", "xonxoff",
-                "newline", "line_delay", "write_timeout"):
-        assert f"`{key}`" in reference, key
+    for key in TOP_LEVEL_KEYS:
+        if key != "ports":
+            assert f"\n{key} = " in text, key
+    for key in PORT_KEYS:
+        assert f"\n{key} = " in text or f"\n# {key} = " in text, key
 
 
 def test_defaults_without_a_file() -> None:
     config = load_config(None)
     assert config.games == 1
-    assert config.tc == "300+3"
+    assert config.tc == TimeControl.parse("300+3")
     assert (config.reset_delay, config.conclude_delay) == (5.0, 5.0)
-    assert config.on_infraction == "forfeit"
+    assert config.on_infraction is OnInfraction.FORFEIT
     assert config.rejoin_window == 0.0
     assert config.site == socket.gethostname()
+    assert config.log_level == "info"
     assert (config.fen, config.openings, config.pgn, config.journal, config.replicate) == (
         None, None, None, None, None)
+    assert config.start_positions == STANDARD_START
     assert config.port_a.path is None
     assert config.port_a.name is None
     settings = config.port_b.settings
@@ -101,7 +99,7 @@ def test_command_line_wins_over_the_file(tmp_path: Path) -> None:
     path = write(tmp_path, 'games = 4\ntc = "60+1"\n' + PORTS)
     config = load_config(path, {"games": 2, "tc": None, "port_a": "/dev/pts/7"})
     assert config.games == 2
-    assert config.tc == "60+1"
+    assert config.tc.text == "60+1"
     assert config.port_a.path == "/dev/pts/7"
     assert config.port_b.path == "/dev/serialref/b"
 
@@ -130,7 +128,7 @@ def test_serial_settings_reach_port_settings(tmp_path: Path) -> None:
     assert (settings.bytesize, settings.parity, settings.stopbits) == (7, "E", 2)
     assert settings.rtscts is True
     assert settings.xonxoff is False
-    assert (settings.line_delay, settings.write_timeout) == ("off", 2.5)
+    assert (settings.line_delay, settings.write_timeout) == (LineDelay.OFF, 2.5)
 
 
 def test_empty_strings_mean_not_given_and_paths_become_paths(tmp_path: Path) -> None:
@@ -140,13 +138,21 @@ def test_empty_strings_mean_not_given_and_paths_become_paths(tmp_path: Path) -> 
     config = load_config(write(tmp_path, text))
     assert config.pgn == Path("out.pgn")
     assert config.journal is None
-    assert config.openings == openings
-    assert config.replicate == "[::1]:7600"
+    assert config.openings is not None
+    assert config.openings.source == str(openings)
+    assert [opening.fen for opening in config.openings.openings] == [
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"]
+    assert config.start_positions is config.openings
+    assert config.replicate == Address("::1", 7600)
 
 
-def test_valid_fen_is_kept() -> None:
-    fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
-    assert load_config(None, {"fen": fen}).fen == fen
+def test_a_fen_is_read_once_and_kept_as_written() -> None:
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - -"
+    config = load_config(None, {"fen": fen})
+    assert config.fen is not None
+    assert config.fen.source == fen  # the match's identity in its journal names it so
+    assert [opening.fen for opening in config.fen.openings] == ["4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"]
+    assert config.start_positions is config.fen
 
 
 def test_require_port_paths_names_the_missing_port() -> None:
@@ -239,9 +245,9 @@ def test_check_accepts_what_run_accepts_and_names_what_is_still_missing(tmp_path
     path = write(tmp_path, '[ports.a]\npath = "/dev/serialref/a"\n')
     config = check_config(path)
     assert config.port_b.path is None
-    assert missing_port_paths(config) == ("PORT_B",)
-    assert missing_port_paths(check_config(write(tmp_path, "games = 2\n"))) == ("PORT_A", "PORT_B")
-    assert missing_port_paths(check_config(write(tmp_path, PORTS))) == ()
+    assert missing_for_run(config) == ("PORT_B",)
+    assert missing_for_run(check_config(write(tmp_path, "games = 2\n"))) == ("PORT_A", "PORT_B")
+    assert missing_for_run(check_config(write(tmp_path, PORTS))) == ()
     with pytest.raises(ConfigError, match=r"^ports\.b\.path: missing;"):
         require_port_paths(config)
 

@@ -6,6 +6,7 @@ import io
 import math
 
 import chess
+from matchevents import untimed_game
 
 from serialref.events import GameEnded, GameStarted, MatchEnded, MovePlayed, PlayerSignedOn
 from serialref.observers.console import ConsoleObserver, board_with_coordinates
@@ -89,3 +90,24 @@ def test_a_game_without_clocks_shows_the_time_used() -> None:
     out = io.StringIO()
     play_one(ConsoleObserver(out, live=True, clock=lambda: 0.0), untimed=True)
     assert "Alpha 0:00:01 used  Beta 0:00:12 used" in out.getvalue()
+
+
+def test_an_untimed_game_as_the_referee_publishes_it() -> None:
+    # ``--tc -``: the clocks are infinite; the board shows the time each side used.
+    live, into_file = io.StringIO(), io.StringIO()
+    observers = [ConsoleObserver(live, live=True, clock=lambda: 1.0),
+                 ConsoleObserver(into_file, live=False)]  # fmt: skip
+    for event in untimed_game():
+        for observer in observers:
+            observer.handle(event)
+    for observer in observers:
+        observer.close()
+    final = "ply   4  2...Qh4#     Alpha 0:00:03 used  Beta 0:00:03 used"
+    assert into_file.getvalue().splitlines() == [
+        "port a: Alpha signed on",
+        "port b: Beta signed on",
+        *board_with_coordinates(chess.Board(FINAL)),
+        final,
+    ]
+    assert "ply   1  1.f3       Alpha 0:00:01 used  Beta 0:00:00 used\x1b[K\n" in live.getvalue()
+    assert live.getvalue().endswith(f"{final}\x1b[K\n")

@@ -15,7 +15,7 @@ import chess
 import pytest
 
 from serialref import records
-from serialref.epd import format_record
+from serialref.epd.writer import format_record
 from serialref.events import MatchEvent, PlayerSignedOff
 from serialref.referee.daemon import PortPlan, RefereeDaemon, StopRequested
 from serialref.referee.settings import MatchSettings

@@ -293,43 +293,33 @@ def test_a_failing_sync_after_the_step_is_a_recorder_error(
 # --- durability ------------------------------------------------------------------------
 
 def test_fsync_after_every_event_a_restore_needs(
-    recorder: JournalRecorder, monkeypatch: pytest.MonkeyPatch, journal_path: Path
+    recorder: JournalRecorder, fsyncs: list[str], journal_path: Path
 ) -> None:
-    synced: list[str] = []
-    real_fsync = os.fsync
-
-    def counting_fsync(fd: int) -> None:
-        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", counting_fsync)
     synced_after = {}
     for event in EVERY_EVENT:
-        before = len(synced)
+        before = len(fsyncs)
         recorder.handle(event)
-        synced_after[type(event).__name__] = len(synced) - before
+        synced_after[type(event).__name__] = len(fsyncs) - before
     assert synced_after == {
         "MatchStarted": 1, "PlayerSignedOn": 1, "PlayerSignedOff": 1, "GameStarted": 1,
         "MovePlayed": 0, "GameEnded": 1, "MatchEnded": 1, "PgnAppended": 1,
         "RecordSent": 0, "LineReceived": 0, "Infraction": 0, "LinesIgnored": 0,
         "RefereeStalled": 0,
     }
-    assert set(synced) == {str(journal_path)}
+    assert set(fsyncs) == {str(journal_path)}
 
 
 def test_a_move_is_synced_when_the_step_is_over_once(
-    recorder: JournalRecorder, monkeypatch: pytest.MonkeyPatch
+    recorder: JournalRecorder, fsyncs: list[str]
 ) -> None:
-    synced: list[int] = []
-    monkeypatch.setattr(os, "fsync", synced.append)
     recorder.handle(EVERY_EVENT[0])  # MatchStarted: synced at once
-    assert len(synced) == 1
+    assert len(fsyncs) == 1
     recorder.handle(move(1, 1))
     recorder.handle(RecordSent(port="a", text="refcom respond;", wall=1.7e9, left_at=3.0))
-    assert len(synced) == 1  # the respond went out before the move reached the disk
+    assert len(fsyncs) == 1  # the respond went out before the move reached the disk
     recorder.sync()
     recorder.sync()
-    assert len(synced) == 2
+    assert len(fsyncs) == 2
 
 
 # --- games -----------------------------------------------------------------------------

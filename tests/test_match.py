@@ -11,7 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from serialref import records
-from serialref.epd import EpdRecord, Operation, format_record, parse_record
+from serialref.epd.operations import Operation
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.events import (
     GameEnded,
     GameStarted,

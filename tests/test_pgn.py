@@ -334,21 +334,13 @@ def a_match() -> list[MatchEvent]:
 
 
 def test_finished_games_are_appended_and_fsynced(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pgn_extract: str
+    tmp_path: Path, fsyncs: list[str], pgn_extract: str
 ) -> None:
     path = tmp_path / "match.pgn"
-    synced: list[str] = []
-    real_fsync = os.fsync
-
-    def counting_fsync(fd: int) -> None:
-        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
-        real_fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", counting_fsync)
     recorder = PgnRecorder(path)
     feed(recorder, *a_match())
     recorder.close()
-    assert synced == [str(path), str(path)]
+    assert fsyncs == [str(path), str(path)]
     games = read_all(path)
     assert [(g.headers["Round"], g.headers["Result"], g.errors) for g in games] == [
         ("1", "1-0", []), ("2", "1/2-1/2", []),

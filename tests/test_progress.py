@@ -8,6 +8,7 @@ import math
 
 import chess
 import pytest
+from matchevents import FOOLS_MATE, played_match, untimed_game
 
 from serialref.events import (
     GameEnded,
@@ -167,3 +168,26 @@ def test_an_event_it_cannot_read_is_logged_and_nothing_raises(
              ended(1, "1-0", "White mates"))  # fmt: skip
     assert out.getvalue() == ""
     assert "match progress stopped" in caplog.text
+
+
+def test_an_untimed_match_as_the_referee_publishes_it() -> None:
+    out = io.StringIO()
+    feed(ProgressObserver(out), *untimed_game())
+    assert out.getvalue().splitlines() == [
+        "Started game 1 of 1 (Alpha vs Beta)",
+        "Finished game 1 (Alpha vs Beta): 0-1 {Black mates}",
+        "Score of Alpha vs Beta: 0 - 1 - 0  [0.000] 1",
+        "Elo difference: -inf +/- nan, LOS: 15.9 %, DrawRatio: 0.0 %",
+        "Finished match",
+    ]
+
+
+def test_untimed_games_alternate_colours_and_keep_the_score_by_player() -> None:
+    out = io.StringIO()
+    feed(ProgressObserver(out), *played_match("-", games=(FOOLS_MATE, FOOLS_MATE)))
+    lines = out.getvalue().splitlines()
+    assert lines[3:6] == [
+        "Started game 2 of 2 (Beta vs Alpha)",
+        "Finished game 2 (Beta vs Alpha): 0-1 {Black mates}",
+        "Score of Alpha vs Beta: 1 - 1 - 0  [0.500] 2",
+    ]

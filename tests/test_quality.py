@@ -1,8 +1,13 @@
-"""Lint and type checks run with the test suite, so `main` cannot drift from the house style."""
+"""Lint and type checks run with the test suite, so `main` cannot drift from the house style.
+
+Both tools run in the interpreter that runs the tests (``sys.executable -m``), whatever
+``PATH`` holds or the virtual environment is called; they are skipped only where that
+interpreter cannot import them.
+"""
 
 from __future__ import annotations
 
-import shutil
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -12,18 +17,44 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run(*command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+def require(module: str) -> None:
+    """Skip the calling test when ``module`` cannot be imported by this interpreter."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        pytest.skip(f"{module} is not installed for {sys.executable}: pip install -e '.[test]'")
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None and not (ROOT / ".venv/bin/ruff").exists(),
-                    reason="ruff is not installed: pip install -e '.[test]'")
+def run_module(module: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", module, *arguments],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def test_ruff_finds_nothing() -> None:
-    result = _run(sys.executable, "-m", "ruff", "check", "serialref", "tests", "bench")
+    require("ruff")
+    result = run_module("ruff", "check", "serialref", "tests", "bench")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_mypy_strict_finds_nothing() -> None:
-    pytest.importorskip("mypy", reason="mypy is not installed: pip install -e '.[test]'")
-    result = _run(sys.executable, "-m", "mypy", "--strict", "serialref")
+    require("mypy")
+    result = run_module("mypy", "--strict", "serialref")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("module", ["ruff", "mypy"])
+def test_the_tools_run_whatever_path_holds(module: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    require(module)
+    monkeypatch.setenv("PATH", "")  # a venv that is not activated, a service's bare PATH
+    result = run_module(module, "--version")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_gate_skips_only_a_tool_this_interpreter_lacks() -> None:
+    with pytest.raises(pytest.skip.Exception, match="no_such_linter is not installed for "):
+        require("no_such_linter")

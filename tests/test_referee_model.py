@@ -32,7 +32,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from serialref import records
-from serialref.epd import EpdRecord, Operation, format_record, parse_record
+from serialref.epd.operations import Operation
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import LineLostError
 from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed
 from serialref.recorders.journal import decode_entry, encode_entry

@@ -1,4 +1,4 @@
-"""Tests for serialref.standby.wire: the handshake's messages, authenticated frames, addresses."""
+"""Tests for serialref.standby.wire: the handshake's messages, authenticated frames."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serialref.errors import ConfigError, ProtocolError
+from serialref.errors import ProtocolError
 from serialref.standby.wire import (
     MAX_PAYLOAD,
     PRIMARY_GREETING_SIZE,
@@ -17,7 +17,6 @@ from serialref.standby.wire import (
     FrameKind,
     Side,
     new_nonce,
-    parse_address,
     primary_greeting,
     primary_proof,
     read_primary_greeting,
@@ -216,28 +215,3 @@ def test_nothing_over_the_largest_payload_is_sealed() -> None:
     with pytest.raises(ValueError, match="over"):
         primary.seal(FrameKind.ENTRIES, bytes(MAX_PAYLOAD + 1))
 
-
-# ------------------------------------------------------------------ addresses
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [("127.0.0.1:7600", ("127.0.0.1", 7600)), ("[::1]:7600", ("::1", 7600)),
-     ("standby.lan:1", ("standby.lan", 1)), ("localhost:0", ("localhost", 0))],
-)  # fmt: skip
-def test_addresses_are_split_into_host_and_port(text: str, expected: tuple[str, int]) -> None:
-    assert parse_address(text) == expected
-
-
-def test_a_bare_port_takes_the_default_host_where_there_is_one() -> None:
-    assert parse_address("7600", default_host="127.0.0.1") == ("127.0.0.1", 7600)
-    assert parse_address("[::1]:7600", default_host="127.0.0.1") == ("::1", 7600)
-    with pytest.raises(ConfigError, match="HOST:PORT"):
-        parse_address("7600")
-
-
-@pytest.mark.parametrize("text", ["7600", ":7600", "host:", "host:port", "::1:7600", "h:65536"])
-def test_a_malformed_address_is_a_config_error_naming_the_option(text: str) -> None:
-    with pytest.raises(ConfigError, match="HOST:PORT") as caught:
-        parse_address(text, key="replicate")
-    assert caught.value.key == "replicate"

@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import chess
 import pytest
 import serial
 
 from serialref.errors import ConfigError, LineLostError, ProgrammingError
-from serialref.testing import NullModemCable, Peer, null_modem, null_modem_cable
+from serialref.testing import NullModemCable, Peer, null_modem, null_modem_cable, quiet_game
 from serialref.wire.transport import SerialTransport
 
 if TYPE_CHECKING:
@@ -320,3 +321,12 @@ def test_leak_guard_fails_tests_that_leak(
     assert "'/dev/null'}" in output
     assert "test_child - Failed: test leaked file descriptors" in output  # the stdin pipe
     assert "child processes [" in output
+
+
+def test_a_quiet_game_is_legal_and_never_ends_early() -> None:
+    line = quiet_game(60, seed=3)
+    board = chess.Board()
+    for uci in line:
+        assert not board.is_game_over(claim_draw=True)
+        board.push_uci(uci)
+    assert len(line) == 60 and quiet_game(60, seed=3) == line

@@ -1,6 +1,6 @@
 """``serialref run``: a referee assembled from a configuration.
 
-Turns a validated :class:`serialref.appliance.config.MatchConfig` into match settings,
+Turns a checked :class:`serialref.appliance.config.MatchConfig` into match settings,
 port plans and listeners (journal, PGN, console, systemd), runs the daemon and
 closes everything, whatever happens.
 """
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import socket
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -30,10 +29,8 @@ from serialref.recorders.journal import JournalRecorder, set_aside
 from serialref.recorders.pgn import PgnRecorder
 from serialref.records import tag_value
 from serialref.referee.daemon import PortPlan, RefereeDaemon
-from serialref.referee.openings import Opening, load_openings, opening_from_fen
 from serialref.referee.resume import MatchInJournal, find_unfinished_match
 from serialref.referee.settings import MatchSettings
-from serialref.timecontrol import TimeControl
 from serialref.wire.transport import LineDelay
 
 LOGGER = logging.getLogger(__name__)
@@ -44,29 +41,21 @@ _TYPICAL_REPLY = 160  # bytes: a reply record with a move and some analysis
 
 
 def match_settings(config: MatchConfig) -> MatchSettings:
-    """The referee's view of a configuration (openings read, time control parsed).
+    """The referee's view of a configuration, whose values are already read and checked.
 
     Operator text (names, event, site) reaches players, terminals and the PGN: it is
     made a safe EPD string here, exactly as a player's sign-on name is.
     """
-    if config.openings is not None:
-        openings = load_openings(config.openings)
-        source = str(config.openings)
-    elif config.fen is not None:
-        openings = (opening_from_fen(config.fen),)
-        source = config.fen
-    else:
-        openings = (Opening(),)
-        source = "the standard starting position"
+    start = config.start_positions
     names = tuple(None if name is None else tag_value(name) for name in
                   (config.port_a.name, config.port_b.name))  # fmt: skip
     return MatchSettings(
         games=config.games,
-        time_control=TimeControl.parse(config.tc),
-        openings=openings,
-        openings_source=source,
+        time_control=config.tc,
+        openings=start.openings,
+        openings_source=start.source,
         event=tag_value(config.event),
-        site=tag_value(config.site or socket.gethostname()),
+        site=tag_value(config.site),
         names=(names[0], names[1]),
         reset_delay=config.reset_delay,
         conclude_delay=config.conclude_delay,

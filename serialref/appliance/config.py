@@ -4,7 +4,9 @@ A referee box runs unattended, so a typo must stop it at start with one line tha
 where the mistake is (``ports.a.parity``), what was written (``'X'``) and what would have
 been accepted, rather than surface as a strange failure in the middle of a game.
 
-Every setting has three possible sources, and the first one present wins:
+Which settings there are, where each lives in the file and how it is read is the option
+table's (:mod:`serialref.appliance.options`); this module applies it. Every setting has
+three possible sources, and the first one present wins:
 
 1. the command line (``overrides``, with the flat names of ``serialref run``'s options),
 2. the TOML file: a port's own table (``[ports.a]``) before the file's top level,
@@ -18,83 +20,47 @@ the command line (under systemd that is the state directory, ``/var/lib/serialre
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import re
-import socket
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Any
 
+from serialref.appliance.options import (
+    MATCH_OPTIONS,
+    OVERRIDE_NAMES,
+    PORT_KEYS,
+    RUN,
+    TOP_LEVEL_KEYS,
+    MatchOption,
+    Where,
+)
+from serialref.appliance.values import STANDARD_START, StartPositions, shown
 from serialref.errors import ConfigError, InputError
-from serialref.referee.openings import opening_from_fen
 from serialref.referee.settings import OnInfraction
 from serialref.timecontrol import TimeControl
-from serialref.wire.transport import LineDelay, PortSettings
+from serialref.wire.address import Address
+from serialref.wire.transport import PortSettings
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
-    "OVERRIDE_NAMES",
     "MatchConfig",
     "PortConfig",
     "check_config",
     "load_config",
-    "missing_port_paths",
+    "missing_for_run",
     "require_port_paths",
 ]
 
 DEFAULT_CONFIG_PATH = Path("/etc/serialref/match.toml")
 """Where the systemd unit looks; ``serialref run`` reads a file only when given ``--config``."""
 
-NEWLINES: Mapping[str, bytes] = MappingProxyType({"crlf": b"\r\n", "lf": b"\n"})
-LOG_LEVELS = ("debug", "info", "warning", "error")
-
-_TOP_LEVEL_KEYS = (
-    "games", "tc", "fen", "openings", "pgn", "journal", "event", "site", "reset_delay",
-    "conclude_delay", "on_infraction", "rejoin_window", "replicate", "replicate_key", "log_level",
-    "baud", "newline", "ports",
-)
-_PORT_KEYS = (
-    "path", "name", "baud", "bytesize", "parity", "stopbits", "rtscts", "xonxoff", "newline",
-    "line_delay", "write_timeout",
-)
 _PORT_NAMES = ("a", "b")
-
-OVERRIDE_NAMES = frozenset({
-    "port_a", "port_b", "games", "tc", "fen", "openings", "pgn", "journal", "event", "site",
-    "name_a", "name_b", "reset_delay", "conclude_delay", "baud", "newline", "on_infraction",
-    "rejoin_window", "replicate", "replicate_key", "log_level",
-})
-"""Keys ``load_config`` accepts in ``overrides``: the ``serialref run`` options, ``-`` as ``_``."""
-
 _NO_OVERRIDES: Mapping[str, object] = MappingProxyType({})
-
-_DEFAULTS: Mapping[str, object] = MappingProxyType({
-    "games": 1,
-    "tc": "300+3",
-    "fen": "",
-    "openings": "",
-    "pgn": "",
-    "journal": "",
-    "event": "serialref match",
-    "site": "",
-    "reset_delay": 5.0,
-    "conclude_delay": 5.0,
-    "on_infraction": "forfeit",
-    "rejoin_window": 0.0,
-    "replicate": "",
-    "replicate_key": "",
-    "log_level": "info",
-    "baud": 9600,
-    "newline": "crlf",
-})
-
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
-
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -109,14 +75,17 @@ class PortConfig:
 
 @dataclass(frozen=True)
 class MatchConfig:
-    """Everything ``serialref run`` needs, checked; ``None`` means "not given"."""
+    """Everything ``serialref run`` needs, read and checked; ``None`` means "not given".
+
+    One field per match-wide row of the option table, holding its parsed value.
+    """
 
     port_a: PortConfig
     port_b: PortConfig
     games: int
-    tc: str
-    fen: str | None
-    openings: Path | None
+    tc: TimeControl
+    fen: StartPositions | None
+    openings: StartPositions | None
     pgn: Path | None
     journal: Path | None
     event: str
@@ -130,10 +99,15 @@ class MatchConfig:
     ``0`` is "no window": a ``sign_off`` in a game forfeits at once (PROTOCOL.md 4), while
     a lost line is waited for with the clock running, so only the flag can decide.
     """
-    replicate: str | None
+    replicate: Address | None
     replicate_key: Path | None
     """The file holding the key shared with the standby (``serialref keygen``)."""
     log_level: str
+
+    @property
+    def start_positions(self) -> StartPositions:
+        """Where the games start: the FEN, the openings book or the standard position."""
+        return self.fen or self.openings or STANDARD_START
 
 
 @dataclass(frozen=True)
@@ -171,11 +145,11 @@ def load_config(path: Path | None, overrides: Mapping[str, object] = _NO_OVERRID
 def check_config(path: Path) -> MatchConfig:
     """Check a file exactly as ``serialref run --config FILE`` reads it, opening no port.
 
-    A file without port paths is accepted, as ``run`` accepts it when the command line
-    gives them: :func:`missing_port_paths` says what would still have to be given.
+    A file that leaves settings to the command line is accepted, as ``run`` accepts it
+    when the command line gives them: :func:`missing_for_run` says what they are.
     """
     config = load_config(path)
-    if not missing_port_paths(config):
+    if not missing_for_run(config):
         try:
             require_port_paths(config)
         except ConfigError as exc:
@@ -183,13 +157,22 @@ def check_config(path: Path) -> MatchConfig:
     return config
 
 
-def missing_port_paths(config: MatchConfig) -> tuple[str, ...]:
-    """``PORT_A`` and/or ``PORT_B``: the ports neither the file nor the command line gave."""
-    return tuple(
+def missing_for_run(config: MatchConfig) -> tuple[str, ...]:
+    """What ``serialref run`` would still need from its command line to start this match.
+
+    Both ports (``PORT_A``, ``PORT_B``), and for replication the journal it streams
+    and the key it proves itself with.
+    """
+    missing = [
         f"PORT_{name.upper()}"
         for name, port in (("a", config.port_a), ("b", config.port_b))
         if port.path is None
-    )
+    ]
+    if config.replicate is not None:
+        missing += [flag for flag, value in (("--journal", config.journal),
+                                             ("--replicate-key", config.replicate_key))
+                    if value is None]  # fmt: skip
+    return tuple(missing)
 
 
 def require_port_paths(config: MatchConfig) -> tuple[str, str]:
@@ -230,49 +213,31 @@ def _resolved(path: str) -> str:
 
 
 def _match_config(document: dict[str, object], given: Mapping[str, object]) -> MatchConfig:
-    _reject_unknown_keys(document, _TOP_LEVEL_KEYS, "")
+    _reject_unknown_keys(document, TOP_LEVEL_KEYS, "")
     ports_table = _ports_table(document)
-
-    def setting(name: str) -> _Setting:
-        if name in given:
-            return _Setting(_option(name), given[name])
-        if name in document:
-            return _Setting(name, document[name])
-        return _Setting(name, _DEFAULTS[name])
-
-    fen = _optional(_text(setting("fen")))
-    openings = _optional_path(setting("openings"))
-    if fen is not None:
-        opening_from_fen(fen, setting("fen").key)
-        if openings is not None:
+    values: dict[str, Any] = {}
+    for option in MATCH_OPTIONS:
+        if option.where is not Where.TOP:
+            continue
+        if option.key in given:
+            setting = _Setting(_flag(option), given[option.key])
+        else:
+            setting = _Setting(option.key, document.get(option.key, option.default))
+        if option.excludes and values[option.excludes] is not None and setting.value:
             raise ConfigError(
-                setting("openings").key, "cannot be combined with fen; give one or the other"
+                setting.key, f"cannot be combined with {option.excludes}; give one or the other"
             )
-    if openings is not None and not openings.is_file():
-        raise ConfigError(
-            setting("openings").key, f"{str(openings)!r} is not a file; expected an EPD or PGN file"
-        )
+        values[option.key] = option.kind.read(setting.key, setting.value)
     return MatchConfig(
         port_a=_port_config("a", ports_table.get("a", {}), document, given),
         port_b=_port_config("b", ports_table.get("b", {}), document, given),
-        games=_whole_number(setting("games"), minimum=1),
-        tc=_time_control(setting("tc")),
-        fen=fen,
-        openings=openings,
-        pgn=_optional_path(setting("pgn")),
-        journal=_optional_path(setting("journal")),
-        event=_text(setting("event")),
-        site=_optional(_text(setting("site"))) or socket.gethostname(),
-        reset_delay=_seconds(setting("reset_delay")),
-        conclude_delay=_seconds(setting("conclude_delay")),
-        on_infraction=OnInfraction(
-            _choice(setting("on_infraction"), tuple(choice.value for choice in OnInfraction))
-        ),
-        rejoin_window=_seconds(setting("rejoin_window")),
-        replicate=_replica_address(setting("replicate")),
-        replicate_key=_optional_path(setting("replicate_key")),
-        log_level=_choice(setting("log_level"), LOG_LEVELS),
+        **values,
     )
+
+
+def _flag(option: MatchOption[Any], port: int = 0) -> str:
+    """How the user wrote an override: the option of ``serialref run``."""
+    return option.flags[RUN][port]
 
 
 def _read_toml(path: Path) -> dict[str, object]:
@@ -314,16 +279,16 @@ def _reject_unknown_keys(
 def _ports_table(document: Mapping[str, object]) -> dict[str, dict[str, object]]:
     ports = document.get("ports", {})
     if not isinstance(ports, dict):
-        raise ConfigError("ports", f"expected a table ([ports.a], [ports.b]), got {_shown(ports)}")
+        raise ConfigError("ports", f"expected a table ([ports.a], [ports.b]), got {shown(ports)}")
     tables: dict[str, dict[str, object]] = {}
     for name, table in ports.items():
         if name not in _PORT_NAMES:
             raise ConfigError(f"ports.{name}", "unknown port; expected 'a' or 'b'")
         if not isinstance(table, dict):
             raise ConfigError(
-                f"ports.{name}", f"expected a table [ports.{name}], got {_shown(table)}"
+                f"ports.{name}", f"expected a table [ports.{name}], got {shown(table)}"
             )
-        _reject_unknown_keys(table, _PORT_KEYS, f"ports.{name}.")
+        _reject_unknown_keys(table, PORT_KEYS, f"ports.{name}.")
         tables[name] = table
     return tables
 
@@ -334,161 +299,42 @@ def _port_config(
     document: Mapping[str, object],
     given: Mapping[str, object],
 ) -> PortConfig:
-    def own(key: str, option: str | None = None) -> _Setting | None:
-        if option is not None and option in given:
-            return _Setting(_option(option), given[option])
-        if key in table:
-            return _Setting(f"ports.{name}.{key}", table[key])
-        return None
-
-    def shared(key: str) -> _Setting:
-        """Set for both ports at the top level or on the command line, overridable per port."""
-        return own(key, key) or _Setting(key, document.get(key, _DEFAULTS[key]))
-
-    defaults = PortSettings()
-    sources = {
-        "baudrate": shared("baud"),
-        "bytesize": own("bytesize"),
-        "parity": own("parity"),
-        "stopbits": own("stopbits"),
-        "line_delay": own("line_delay"),
-        "write_timeout": own("write_timeout"),
-    }
-    baudrate = _whole_number(sources["baudrate"], default=defaults.baudrate)
-    bytesize = _whole_number(sources["bytesize"], default=defaults.bytesize)
-    parity = _text(sources["parity"], default=defaults.parity)
-    stopbits = _number(sources["stopbits"], default=defaults.stopbits)
-    delay = sources["line_delay"]
-    line_delay = (
-        defaults.line_delay
-        if delay is None
-        else LineDelay(_choice(delay, tuple(choice.value for choice in LineDelay)))
-    )
-    write_timeout = _number(sources["write_timeout"], default=defaults.write_timeout)
-    rtscts = _boolean(own("rtscts"), default=defaults.rtscts)
-    xonxoff = _boolean(own("xonxoff"), default=defaults.xonxoff)
+    index = _PORT_NAMES.index(name)
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for option in MATCH_OPTIONS:
+        if option.where is Where.TOP:
+            continue
+        setting = _port_setting(option, index, table, document, given)
+        values[option.key] = option.kind.read(setting.key, setting.value)
+        if option.port_setting:
+            sources[option.port_setting] = setting.key
     try:
-        settings = PortSettings(
-            baudrate=baudrate, bytesize=bytesize, parity=parity, stopbits=stopbits,
-            rtscts=rtscts, xonxoff=xonxoff, line_delay=line_delay, write_timeout=write_timeout,
-        )
+        settings = PortSettings(**{field: values[option.key] for option in MATCH_OPTIONS
+                                   if (field := option.port_setting)})  # fmt: skip
     except ConfigError as exc:
         # PortSettings owns the allowed values; only we know where the value came from.
-        source = sources.get(exc.key)
-        raise ConfigError(source.key if source else f"ports.{name}", exc.reason) from exc
+        raise ConfigError(sources.get(exc.key, f"ports.{name}"), exc.reason) from exc
     return PortConfig(
-        path=_optional(_text(own("path", f"port_{name}"))),
-        name=_optional(_text(own("name", f"name_{name}"))),
-        settings=settings,
-        newline=NEWLINES[_choice(shared("newline"), NEWLINES)],
+        path=values["path"], name=values["name"], settings=settings, newline=values["newline"]
     )
 
 
-def _shown(value: object) -> str:
-    """A value as the TOML file spells it: ``true``, not Python's ``True``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "a table"
-    return repr(value)
-
-
-def _option(name: str) -> str:
-    """How the user wrote an override: the command-line option."""
-    return "--" + name.replace("_", "-")
-
-
-def _checked(setting: _Setting | None, default: _T, read: Callable[[_Setting], _T]) -> _T:
-    return default if setting is None else read(setting)
-
-
-def _whole_number(setting: _Setting | None, *, minimum: int = 0, default: int = 0) -> int:
-    def read(found: _Setting) -> int:
-        value = found.value
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            allowed = f"a whole number >= {minimum}" if minimum else "a whole number"
-            raise ConfigError(found.key, f"expected {allowed}, got {_shown(value)}")
-        return value
-
-    return _checked(setting, default, read)
-
-
-def _number(setting: _Setting | None, *, default: float) -> float:
-    def read(found: _Setting) -> float:
-        if isinstance(found.value, bool) or not isinstance(found.value, int | float):
-            raise ConfigError(found.key, f"expected a number, got {_shown(found.value)}")
-        if not math.isfinite(found.value):
-            raise ConfigError(found.key, f"expected a finite number, got {_shown(found.value)}")
-        return found.value
-
-    return _checked(setting, default, read)
-
-
-def _seconds(setting: _Setting) -> float:
-    seconds = _number(setting, default=0.0)
-    if seconds < 0:
-        raise ConfigError(setting.key, f"expected seconds >= 0, got {_shown(setting.value)}")
-    return float(seconds)
-
-
-def _boolean(setting: _Setting | None, *, default: bool) -> bool:
-    def read(found: _Setting) -> bool:
-        if not isinstance(found.value, bool):
-            raise ConfigError(found.key, f"expected true or false, got {_shown(found.value)}")
-        return found.value
-
-    return _checked(setting, default, read)
-
-
-def _text(setting: _Setting | None, *, default: str = "") -> str:
-    def read(found: _Setting) -> str:
-        if isinstance(found.value, Path):
-            return str(found.value)
-        if not isinstance(found.value, str):
-            raise ConfigError(found.key, f"expected a string, got {_shown(found.value)}")
-        return found.value
-
-    return _checked(setting, default, read)
-
-
-def _choice(setting: _Setting, allowed: Mapping[str, object] | tuple[str, ...]) -> str:
-    value = _text(setting)
-    if value not in allowed:
-        choices = ", ".join(repr(choice) for choice in allowed)
-        raise ConfigError(setting.key, f"expected one of {choices}, got {value!r}")
-    return value
-
-
-def _optional(text: str) -> str | None:
-    return text or None
-
-
-def _optional_path(setting: _Setting) -> Path | None:
-    text = _text(setting)
-    return Path(text).expanduser() if text else None
-
-
-def _time_control(setting: _Setting) -> str:
-    text = _text(setting)
-    try:
-        TimeControl.parse(text)
-    except ConfigError as exc:
-        raise ConfigError(setting.key, exc.reason) from exc
-    return text.strip()
-
-
-def _replica_address(setting: _Setting) -> str | None:
-    text = _text(setting)
-    if not text:
-        return None
-    host, separator, port = text.rpartition(":")
-    bracketed = host.startswith("[") and host.endswith("]")
-    if bracketed:
-        host = host[1:-1]
-    port_ok = port.isascii() and port.isdecimal() and 1 <= int(port) <= 65535
-    if not (separator and host and port_ok and (bracketed or ":" not in host)):
-        raise ConfigError(
-            setting.key,
-            f"expected HOST:PORT such as '127.0.0.1:7600' or '[::1]:7600', got {text!r}",
-        )
-    return text
+def _port_setting(
+    option: MatchOption[Any],
+    index: int,
+    table: Mapping[str, object],
+    document: Mapping[str, object],
+    given: Mapping[str, object],
+) -> _Setting:
+    """A port's value: the command line, its own table, the top level (for both), the default."""
+    key = option.key
+    if option.where is Where.BOTH and key in given:
+        return _Setting(_flag(option), given[key])
+    if option.where is Where.PORT and option.names and option.names[index] in given:
+        return _Setting(_flag(option, index), given[option.names[index]])
+    if key in table:
+        return _Setting(f"ports.{_PORT_NAMES[index]}.{key}", table[key])
+    if option.where is Where.BOTH and key in document:
+        return _Setting(key, document[key])
+    return _Setting(key, option.default)

@@ -23,7 +23,7 @@ import chess
 
 from serialref.client.replies import position_fields
 from serialref.client.respond import RespondLine
-from serialref.epd import EpdRecord
+from serialref.epd.record import EpdRecord
 from serialref.errors import ProtocolError
 
 __all__ = ["FollowedGame"]

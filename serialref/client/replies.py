@@ -20,16 +20,15 @@ from collections.abc import Sequence
 import chess
 
 from serialref.client.players import Analysis, Decision
-from serialref.epd import EpdRecord, Operation
+from serialref.epd.opcodes import OPCODES
+from serialref.epd.operations import Operation
+from serialref.epd.record import EpdRecord
 from serialref.errors import EngineError
 from serialref.records import reply
 
 __all__ = ["position_fields", "reply_in_finished_position", "reply_to"]
 
 LOGGER = logging.getLogger(__name__)
-
-_CE_RANGE = range(-32768, 32767)
-"""Values an EPD ``ce`` may take (spec 6.7)."""
 
 
 def position_fields(board: chess.Board) -> str:
@@ -130,7 +129,7 @@ def _analysis_operations(
         return []
     operations: list[tuple[str, str]] = []
     if analysis.centipawns is not None:
-        if analysis.centipawns in _CE_RANGE:
+        if analysis.centipawns in OPCODES["ce"].values:
             operations.append(("ce", str(analysis.centipawns)))
         else:
             LOGGER.warning("dropped ce %d: outside spec 6.7's range", analysis.centipawns)

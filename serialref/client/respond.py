@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from serialref.epd import parse_clock
+from serialref.epd.clockvalue import parse_clock
 from serialref.errors import RecordError
 
 __all__ = ["RespondLine", "read_respond"]

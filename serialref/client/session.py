@@ -40,7 +40,9 @@ from serialref.client.players import Decision, ThinkingBudget, ThinkRequest
 from serialref.client.replies import reply_in_finished_position, reply_to
 from serialref.client.respond import RespondLine, read_respond
 from serialref.clock import side_index
-from serialref.epd import EpdRecord, format_record, parse_record
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import ConfigError, EngineError, ProtocolError, escape
 from serialref.records import (
     Refcom,

@@ -29,7 +29,9 @@ class SystemdStatusObserver:
             self._game = f"game {event.game}: {event.tags['White']} - {event.tags['Black']}"
             self._notifier.status(self._game)
         elif isinstance(event, MovePlayed):
-            self._notifier.status(f"{self._game}, ply {event.ply} {event.san}")
+            # A game resumed from the journal has no GameStarted: its number must do.
+            game = self._game or f"game {event.game}"
+            self._notifier.status(f"{game}, ply {event.ply} {event.san}")
         elif isinstance(event, GameEnded):
             self._notifier.status(f"game {event.game} ended {event.result} ({event.reason})")
 

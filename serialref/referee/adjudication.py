@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from serialref.epd import EpdRecord
+from serialref.epd.record import EpdRecord
 from serialref.errors import RecordError
 from serialref.result import Result
 
@@ -28,7 +28,6 @@ __all__ = [
     "Termination",
     "Verdict",
     "judge_reply",
-    "position_problems",
     "positions_match",
     "wrong_position",
 ]
@@ -66,26 +65,6 @@ class Verdict:
     @classmethod
     def unfinished(cls, termination: Termination, reason: str) -> Verdict:
         return cls(Result.UNFINISHED, termination, reason)
-
-
-# python-chess names its Status flags for programmers; these read better in a report.
-_STATUS_WORDS = {
-    chess.STATUS_OPPOSITE_CHECK: "the side not to move is in check",
-    chess.STATUS_EMPTY: "empty board",
-    chess.STATUS_BAD_CASTLING_RIGHTS: "castling rights without king and rook at home",
-    chess.STATUS_INVALID_EP_SQUARE: "en passant square without a pawn that just moved two",
-    chess.STATUS_PAWNS_ON_BACKRANK: "pawns on the first or eighth rank",
-}
-
-
-def position_problems(board: chess.Board) -> list[str]:
-    """Why python-chess finds ``board`` illegal, in words; empty for a legal position."""
-    status = board.status()
-    return [
-        _STATUS_WORDS.get(flag) or (flag.name or str(int(flag))).lower().replace("_", " ")
-        for flag in chess.Status
-        if flag and flag & status
-    ]
 
 
 def _colour(side: chess.Color) -> str:

@@ -28,7 +28,7 @@ from transitions import Machine
 
 from serialref import records
 from serialref.clock import ChessClock
-from serialref.epd import EpdRecord
+from serialref.epd.record import EpdRecord
 from serialref.events import (
     GameEnded,
     GameStarted,
@@ -367,7 +367,7 @@ class GameReferee:
         for port in present:
             self._host.send(port, conclude)
             self._sessions[port].note_conclude()
-        self._host.game_over(self, verdict)
+        self._host.game_over(verdict, self.white_port)
 
     # ------------------------------------------------------------------ moves
 

@@ -7,16 +7,13 @@ fake clock, and the match stands between a game and everything outside it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from serialref.epd import EpdRecord
+from serialref.epd.record import EpdRecord
 from serialref.events import MatchEvent
 from serialref.referee.adjudication import Verdict
 from serialref.referee.session import PortSession
 from serialref.referee.settings import MatchSettings
-
-if TYPE_CHECKING:
-    from serialref.referee.game import GameReferee
 
 __all__ = ["GameHost", "Wire"]
 
@@ -73,6 +70,6 @@ class GameHost(Protocol):
 
     def wall_time(self) -> float: ...
 
-    def game_over(self, game: GameReferee, verdict: Verdict) -> None:
+    def game_over(self, verdict: Verdict, white_port: str) -> None:
         """The game has a result; inform and conclude went out."""
         ...

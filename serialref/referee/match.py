@@ -29,7 +29,9 @@ import chess
 from transitions import Machine
 
 from serialref import records
-from serialref.epd import EpdRecord, format_record, parse_record
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import LineLostError, RecorderError, RecordError, UnexpectedRecordError
 from serialref.events import (
     Infraction,
@@ -311,8 +313,8 @@ class MatchReferee:
     def wall_time(self) -> float:
         return self._wall()
 
-    def game_over(self, game: GameReferee, verdict: Verdict) -> None:
-        self.game_decided(verdict=verdict, white_port=game.white_port)
+    def game_over(self, verdict: Verdict, white_port: str) -> None:
+        self.game_decided(verdict=verdict, white_port=white_port)
 
     def sync_records(self) -> None:
         """Make the records of the step just handled durable (the loop calls it each step)."""

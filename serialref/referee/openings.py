@@ -19,9 +19,10 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from serialref.epd import parse_lenient
+from serialref.epd.parser import parse_lenient
+from serialref.epd.position import position_problems
 from serialref.errors import ConfigError, RecordError
-from serialref.referee.adjudication import GameBoard, position_problems
+from serialref.referee.adjudication import GameBoard
 
 __all__ = ["Opening", "load_openings", "opening_from_fen", "openings_digest", "start_problem"]
 

@@ -21,6 +21,8 @@ from typing import Any
 
 from transitions import Machine
 
+from serialref.errors import ProgrammingError
+
 LOGGER = logging.getLogger(__name__)
 
 __all__ = ["IgnoredLines", "PortSession", "SessionState"]
@@ -60,6 +62,32 @@ TRANSITIONS: list[dict[str, Any]] = [
 ]
 
 
+def _destinations() -> dict[tuple[str, SessionState], SessionState]:
+    """Each (trigger, state) the table allows, and the state it leads to.
+
+    ``transitions`` reads and checks the table; a seat's transitions have no
+    callbacks, so firing one is this lookup. Two fire per move, and going through
+    ``Machine`` for them cost more than the rest of a seat's work.
+    """
+    machine = Machine(
+        model=None,
+        states=SessionState,
+        transitions=TRANSITIONS,
+        initial=SessionState.OFFLINE,
+        auto_transitions=False,
+    )
+    return {
+        # A transition without a destination is internal: the seat stays where it is.
+        (trigger, SessionState[source]): SessionState[transition.dest or source]
+        for trigger, event in machine.events.items()
+        for source, transitions in event.transitions.items()
+        for transition in transitions
+    }
+
+
+_DESTINATIONS = _destinations()
+
+
 def reply_keys(fen: str) -> tuple[str, ...]:
     """The four position fields a correct reply to a ``respond`` may carry.
 
@@ -77,32 +105,25 @@ def reply_keys(fen: str) -> tuple[str, ...]:
 class PortSession:
     """The referee's view of the player on one port."""
 
-    state: SessionState
-
     def __init__(self, port: str, name: str) -> None:
         self.port = port
         self.name = name
+        self.state = SessionState.OFFLINE
         self.reset_at: float | None = None
         self.reset_for_game = 0
         self._outstanding: tuple[str, ...] = ()
         self._answered: set[str] = set()
         self._answered_before: set[str] = set()
         self._game = 0
-        self._machine = Machine(
-            model=self,
-            states=SessionState,
-            transitions=TRANSITIONS,
-            initial=SessionState.OFFLINE,
-            auto_transitions=False,
-        )
 
     def fire(self, trigger: str) -> None:
-        """Fire a trigger; an impossible one is a referee bug, so it raises.
-
-        The change is logged here rather than from a ``transitions`` callback:
-        two triggers fire per move, and a callback costs even when nothing is logged.
-        """
-        self._machine.events[trigger].trigger(self)
+        """Fire a trigger; an impossible one is a referee bug, so it raises."""
+        try:
+            self.state = _DESTINATIONS[trigger, self.state]
+        except KeyError:
+            raise ProgrammingError(
+                f"port {self.port}: {trigger} is not possible when {self.state.value}"
+            ) from None
         if LOGGER.isEnabledFor(logging.DEBUG):
             LOGGER.debug("port %s: %s", self.port, self.state.value)
 

@@ -43,13 +43,12 @@ from serialref.standby.wire import (
     Channel,
     FrameKind,
     Side,
-    format_address,
     new_nonce,
-    parse_address,
     read_primary_greeting,
     read_primary_proof,
     standby_answer,
 )
+from serialref.wire.address import format_address, parse_address
 
 __all__ = ["HANDSHAKE_TIMEOUT", "LOOPBACK", "MAX_NEWCOMERS", "TAKEOVER_AFTER", "JournalMirror"]
 
@@ -128,7 +127,7 @@ class JournalMirror:
     ) -> None:
         if not takeover_after > 0:
             raise ConfigError("takeover_after", f"expected seconds > 0, got {takeover_after!r}")
-        host, port = parse_address(address, default_host=LOOPBACK)
+        host, port = parse_address(address, default_host=LOOPBACK, any_port=True)
         self.journal = journal
         self._key = key
         self._takeover_after = takeover_after

@@ -38,11 +38,11 @@ from serialref.standby.wire import (
     FrameKind,
     Side,
     new_nonce,
-    parse_address,
     primary_greeting,
     primary_proof,
     read_standby_answer,
 )
+from serialref.wire.address import parse_address
 from serialref.wire.backoff import Backoff
 
 __all__ = ["HEARTBEAT_INTERVAL", "IO_TIMEOUT", "JournalReplicator"]

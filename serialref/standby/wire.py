@@ -38,7 +38,7 @@ import secrets
 import struct
 from dataclasses import dataclass
 
-from serialref.errors import ConfigError, ProtocolError
+from serialref.errors import ProtocolError
 
 __all__ = [
     "MAX_PAYLOAD",
@@ -50,9 +50,7 @@ __all__ = [
     "Frame",
     "FrameKind",
     "Side",
-    "format_address",
     "new_nonce",
-    "parse_address",
     "primary_greeting",
     "primary_proof",
     "read_primary_greeting",
@@ -244,28 +242,3 @@ class Channel:
             self._key, direction + _SEQUENCE.pack(sequence) + header + payload, "sha256"
         )
 
-
-def parse_address(
-    text: str, *, key: str = "address", default_host: str | None = None
-) -> tuple[str, int]:
-    """``HOST:PORT`` (IPv6 hosts in brackets) as a host and a port; port 0 picks a free one.
-
-    With a ``default_host``, a bare ``PORT`` means that host.
-    """
-    if default_host is not None and text.isascii() and text.isdecimal():
-        text = format_address(default_host, int(text))
-    host, separator, port = text.rpartition(":")
-    bracketed = host.startswith("[") and host.endswith("]")
-    if bracketed:
-        host = host[1:-1]
-    port_ok = port.isascii() and port.isdecimal() and int(port) <= 65535
-    if not (separator and host and port_ok and (bracketed or ":" not in host)):
-        raise ConfigError(
-            key, f"expected HOST:PORT such as '127.0.0.1:7600' or '[::1]:7600', got {text!r}"
-        )
-    return host, int(port)
-
-
-def format_address(host: str, port: int) -> str:
-    """``HOST:PORT`` as :func:`parse_address` reads it."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

@@ -12,7 +12,7 @@ import chess
 import pytest
 
 from serialref import records
-from serialref.epd import format_record
+from serialref.epd.writer import format_record
 from serialref.events import MatchEvent, MovePlayed
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder

@@ -24,7 +24,9 @@ from serialref import records
 from serialref.client import make_builtin_player
 from serialref.client.players import Decision, RandomPlayer, ThinkRequest
 from serialref.client.runner import run_client
-from serialref.epd import EpdRecord, format_record, parse_record
+from serialref.epd.parser import parse_record
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import PortOpenError, RecorderError
 from serialref.testing import Peer, null_modem_cable
 

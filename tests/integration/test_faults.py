@@ -23,7 +23,9 @@ import chess.pgn
 import pytest
 
 from serialref import records
-from serialref.epd import EpdRecord, Operation, format_record
+from serialref.epd.operations import Operation
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.testing import Peer, null_modem
 
 RUN_TIMEOUT = 30.0

@@ -11,7 +11,6 @@ line time of every record it waited for and every reply it sent.
 from __future__ import annotations
 
 import queue
-import random
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -21,11 +20,12 @@ import pytest
 import serial
 
 from serialref import records
-from serialref.epd import Operation, format_record
+from serialref.epd.operations import Operation
+from serialref.epd.writer import format_record
 from serialref.events import GameEnded, MatchEvent, MovePlayed, RecordSent
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.settings import MatchSettings
-from serialref.testing import NullModemCable, Peer, answer_instantly, null_modem_cable
+from serialref.testing import NullModemCable, Peer, answer_instantly, null_modem_cable, quiet_game
 from serialref.timecontrol import TimeControl
 from serialref.wire.transport import PortSettings
 
@@ -33,22 +33,7 @@ PLIES = 40
 ANALYSIS = (Operation.of("acn", 123456), Operation.of("acs", 1), Operation.of("ce", -35))
 
 
-def _a_quiet_game(plies: int) -> list[str]:
-    """A seeded line of ``plies`` legal moves in which the game does not end by itself."""
-    board = chess.Board()
-    choices = random.Random(19)
-    line = []
-    while len(line) < plies:
-        move = choices.choice(sorted(board.legal_moves, key=chess.Move.uci))
-        board.push(move)
-        if board.is_game_over(claim_draw=True):
-            board.pop()
-            continue
-        line.append(move.uci())
-    return line
-
-
-GAME = _a_quiet_game(PLIES)
+GAME = quiet_game(PLIES)
 
 
 class Recorder:

@@ -11,7 +11,7 @@ import chess
 import pytest
 
 from serialref import records
-from serialref.epd import format_record
+from serialref.epd.writer import format_record
 from serialref.testing import Peer, null_modem_cable
 
 SERIALREF = [sys.executable, "-m", "serialref"]

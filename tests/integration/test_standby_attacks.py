@@ -49,9 +49,9 @@ from serialref.standby.wire import (
     TAG_SIZE,
     FrameKind,
     new_nonce,
-    parse_address,
     primary_greeting,
 )
+from serialref.wire.address import parse_address
 
 TAKEOVER_AFTER = 1.0
 HANDSHAKE_TIMEOUT = 0.5

@@ -17,7 +17,8 @@ import chess.pgn
 import pytest
 
 from serialref import records
-from serialref.epd import Operation, format_record
+from serialref.epd.operations import Operation
+from serialref.epd.writer import format_record
 from serialref.events import GameEnded
 from serialref.recorders.journal import read_journal
 from serialref.referee.openings import Opening

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serialref.epdverbs import check_stream, normalize_stream, purge_stream
+from serialref.epd.verbs import check_stream, normalize_stream, purge_stream
 from serialref.errors import ConfigError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "epd"

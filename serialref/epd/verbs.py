@@ -3,7 +3,7 @@
 Each verb streams its input line by line, writes every good record in normalised form
 and reports every bad line as ``NAME:LINE:COLUMN: reason`` so that editors and CI logs
 can jump to it.  Input comes from files written by other programs, so it is read with
-:func:`~serialref.epd.parse_lenient` and no input, however broken, ends in a traceback.
+:func:`~serialref.epd.parser.parse_lenient` and no input, however broken, ends in a traceback.
 """
 
 from __future__ import annotations
@@ -15,15 +15,17 @@ from typing import BinaryIO, TextIO
 
 import chess
 
-from serialref.epd import EpdRecord, format_record, parse_lenient
+from serialref.epd.opcodes import OPCODE_RE, OPCODE_RULE
+from serialref.epd.parser import parse_lenient
+from serialref.epd.position import position_problems
+from serialref.epd.record import EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import ConfigError, RecordError, escape
-from serialref.referee.adjudication import position_problems
 
 __all__ = ["check_stream", "normalize_stream", "purge_stream"]
 
 LOGGER = logging.getLogger(__name__)
 
-_OPCODE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,14}")
 _NON_ASCII_RE = re.compile(rb"[\x80-\xff]")
 
 _FIELD_RE = re.compile(r"[^ \t]+")
@@ -49,11 +51,8 @@ def purge_stream(opcode: str, *, source: BinaryIO, name: str, out: TextIO, err: 
     A malformed opcode is the user's mistake, not the file's: it raises ConfigError
     before any input is read.
     """
-    if not _OPCODE_RE.fullmatch(opcode):
-        raise ConfigError(
-            "opcode",
-            f"{escape(opcode)!r} is not an opcode (a letter, then up to 14 letters, digits or '_')",
-        )
+    if not OPCODE_RE.fullmatch(opcode):
+        raise ConfigError("opcode", f"{escape(opcode)!r} is not an opcode ({OPCODE_RULE})")
 
     def purge(record: EpdRecord, line: str) -> EpdRecord:
         return record.without(opcode)

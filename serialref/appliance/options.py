@@ -1,0 +1,327 @@
+"""Every match option, declared once: the table the command line, the file and the docs come from.
+
+A row says what a user can set and how: its TOML key and where it lives in the file,
+the command-line flag of each verb that takes it, its kind (the parser and its checks,
+:mod:`serialref.appliance.values`), its default, the line ``--help`` shows and the
+paragraph ``docs/configuration.md`` shows. From the table come ``run``'s and
+``standby``'s arguments (:mod:`serialref.cli.referee`), the keys a file may hold and the
+checks ``config check`` runs (:mod:`serialref.appliance.config`), and the reference
+tables of the docs (:mod:`serialref.appliance.reference`). Adding an option is adding a
+row, and a field to :class:`~serialref.appliance.config.MatchConfig` to hold its value.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar
+
+from serialref.appliance.values import (
+    Kind,
+    address,
+    boolean,
+    choice,
+    choice_of,
+    host_name_or_text,
+    number,
+    opening_book,
+    optional_path,
+    optional_text,
+    seconds,
+    start_position,
+    text,
+    time_control,
+    whole_number,
+)
+from serialref.referee.settings import OnInfraction
+from serialref.wire.transport import LineDelay, PortSettings
+
+__all__ = [
+    "LOG_LEVELS",
+    "MATCH_OPTIONS",
+    "NEWLINES",
+    "OVERRIDE_NAMES",
+    "PORT_KEYS",
+    "RUN",
+    "STANDBY",
+    "TOP_LEVEL_KEYS",
+    "MatchOption",
+    "Section",
+    "Where",
+    "match_option",
+]
+
+_T = TypeVar("_T")
+
+RUN = "run"
+STANDBY = "standby"
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+NEWLINES: Mapping[str, bytes] = MappingProxyType({"crlf": b"\r\n", "lf": b"\n"})
+_LINE = PortSettings()
+"""The wire profile's line settings (9600 8N1): the defaults of a port's keys."""
+
+
+class Where(enum.Enum):
+    """Where a key lives in the file."""
+
+    TOP = enum.auto()
+    """The file's top level: one value for the match."""
+    PORT = enum.auto()
+    """Each player's table, ``[ports.a]`` and ``[ports.b]``."""
+    BOTH = enum.auto()
+    """The top level for both ports; a port's own table for that port alone."""
+
+
+class Section(enum.StrEnum):
+    """The headings the docs group the keys under, in their order."""
+
+    MATCH = "The match"
+    RECORDS = "Records"
+    STAYING_UP = "Staying up"
+    LINES = "Both serial lines"
+    PORTS = "`[ports.a]` and `[ports.b]`"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOption(Generic[_T]):
+    """One setting of a match: where it is written, how it is read, what it means.
+
+    ``default`` is written as it would be in the file and read like any given value.
+    ``flags`` maps each verb that takes the option on its command line to its flag
+    (one per port for a ``PORT`` option; a flag without dashes is a positional
+    operand); ``help`` is its ``--help`` line, with ``{player}`` for a port's player.
+    ``default_text`` says the default in words where the file's value says too little.
+    A ``BOTH`` option is described at the top level by ``doc`` and in a port's table by
+    ``port_doc``. ``port_setting`` names the field of
+    :class:`~serialref.wire.transport.PortSettings` the value goes to; ``excludes``
+    names a key that cannot be given together with this one.
+    """
+
+    key: str
+    kind: Kind[_T]
+    default: object
+    where: Where
+    section: Section
+    doc: str
+    help: str = ""
+    flags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    default_text: str = ""
+    port_doc: str = ""
+    port_setting: str = ""
+    excludes: str = ""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The option's names on the command line, as argparse stores them (``name_a``).
+
+        A match-wide option has one, its key, whatever its flag is called; a port's
+        option has one per port, or none when only the file can set it.
+        """
+        if self.where is not Where.PORT:
+            return (self.key,)
+        flags = next(iter(self.flags.values()), ())
+        return tuple(flag.lstrip("-").replace("-", "_").lower() for flag in flags)
+
+
+def _everywhere(*flags: str) -> Mapping[str, tuple[str, ...]]:
+    """The same flag(s) for ``run`` and ``standby``, which play the same match."""
+    return MappingProxyType({RUN: flags, STANDBY: flags})
+
+
+def _top(key: str, kind: Kind[Any], default: object, section: Section, **details: Any
+         ) -> MatchOption[Any]:  # fmt: skip
+    """A match-wide option; its flag is its key, spelled as a flag, unless ``flags`` says."""
+    details.setdefault("flags", _everywhere("--" + key.replace("_", "-")))
+    return MatchOption(key, kind, default, Where.TOP, section, **details)
+
+
+def _port(key: str, kind: Kind[Any], default: object, **details: Any) -> MatchOption[Any]:
+    """A player's own option, in ``[ports.a]`` and ``[ports.b]``."""
+    return MatchOption(key, kind, default, Where.PORT, Section.PORTS, **details)
+
+
+MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
+    _top(
+        "games", whole_number(minimum=1), 1, Section.MATCH,
+        help="games to play",
+        doc="Games to play. The player on port A has White in game 1; colours alternate. "
+        "With `openings`, each opening is played with both colours.",
+    ),
+    _top(
+        "tc", time_control(), "300+3", Section.MATCH,
+        help="PGN TimeControl, e.g. 300+3, 40/7200:3600, 10+0.1, or - for none",
+        doc='Time control in PGN `TimeControl` syntax: `"300+3"` (5 minutes + 3 s a move), '
+        '`"40/7200:3600"` (40 moves in 2 hours, then 1 hour), `"*60"` (sandclock), `"-"` '
+        '(no clock), `"?"` (unknown, untimed). Several periods are joined by `:`. Times may '
+        'carry a decimal fraction, as engine testers write them: `"10+0.1"`, '
+        '`"40/120.5:60+0.25"`; the PGN tag repeats the value as written.',
+    ),
+    _top(
+        "fen", start_position(), "", Section.MATCH,
+        help="start every game from this position",
+        doc="Start every game from this position (checked: it must be a legal position). "
+        "Cannot be combined with `openings`.",
+        default_text="the standard starting position",
+    ),
+    _top(
+        "openings", opening_book(), "", Section.MATCH,
+        help="EPD or PGN file; each opening is played with both colours",
+        doc="An EPD or PGN file of openings; each is played with both colours. The file "
+        "must exist; every opening in it is checked when the file is read.",
+        default_text="none", excludes="fen",
+    ),
+    _top("event", text(), "serialref match", Section.MATCH,
+         help="PGN Event tag", doc="The PGN `Event` tag."),
+    _top(
+        "site", host_name_or_text(), "", Section.MATCH,
+        help="PGN Site tag", doc="The PGN `Site` tag; empty means this machine's host name.",
+        default_text="host name",
+    ),
+    _top(
+        "reset_delay", seconds(), 5.0, Section.MATCH,
+        help="seconds between a reset and the game's first inform, spec 8.1.6",
+        doc="Pause after `reset` before the game is announced (spec 8.1.6).",
+    ),
+    _top(
+        "conclude_delay", seconds(), 5.0, Section.MATCH,
+        help="seconds between a game's conclude and the next reset, spec 8.1.1",
+        doc="Pause after a game's `conclude` before the next game (spec 8.1.1).",
+    ),
+    _top(
+        "on_infraction", choice_of(OnInfraction), "forfeit", Section.MATCH,
+        help="a rules infraction loses the game (forfeit) or stops the clocks and calls the "
+        "supervisor (fault)",
+        doc="What a rules infraction (illegal move, wrong position, contradictory opcodes, "
+        "...) does: the player loses the game (`forfeit`, Termination `rules infraction`), "
+        "or the clocks stop and the referee calls the supervisor (`fault`; PROTOCOL.md "
+        "section 4).",
+    ),
+    _top(
+        "pgn", optional_path(), "", Section.RECORDS,
+        help="append finished games to this PGN file",
+        doc="Finished games are appended to this PGN file, one at a time, each flushed to "
+        "disk.",
+        default_text="none",
+    ),
+    _top(
+        "journal", optional_path(), "", Section.RECORDS,
+        help="JSON Lines transcript of the match; started again, the referee resumes from it",
+        doc="The transcript: every line sent and received and every move, as JSON Lines. A "
+        "referee started again with the same journal resumes an unfinished match from it.",
+        default_text="none",
+    ),
+    _top(
+        "log_level", choice({level: level for level in LOG_LEVELS}), "info", Section.RECORDS,
+        help="how much to log on stderr",
+        doc="How much the referee logs on stderr (the journal of systemd under the service).",
+    ),
+    _top(
+        "rejoin_window", seconds(), 0.0, Section.STAYING_UP,
+        help="seconds a player that left may take to come back before it forfeits",
+        doc="How long an absent player may stay away before it forfeits the game (PGN "
+        '`Termination "abandoned"`). `0` means no window: a player that signs off in a game '
+        "forfeits at once (PROTOCOL.md section 4), while a player whose line is lost (cable "
+        "pulled, adapter reset) is waited for with its clock running, so only its flag can "
+        "lose it the game; in an untimed game set a window, or the referee waits "
+        "indefinitely. Above `0`, a player that signs off or loses its line has this many "
+        "seconds to sign on again and be restored; its flag can still fall first.",
+    ),
+    _top(
+        "replicate", address(), "", Section.STAYING_UP,
+        help="stream the journal to a hot standby (`serialref standby`) at this HOST:PORT",
+        doc="Stream the journal and a heartbeat to a hot standby (`serialref standby`) at "
+        'this address; IPv6 addresses in brackets: `"[::1]:7600"`. Needs `journal` and '
+        "`replicate_key`. Under systemd this needs "
+        "[`systemd/drop-ins/network.conf`](../systemd/drop-ins/network.conf). A standby "
+        "reads the same file and ignores this key.",
+        default_text="none", flags=MappingProxyType({RUN: ("--replicate",)}),
+    ),
+    _top(
+        "replicate_key", optional_path(), "", Section.STAYING_UP,
+        help="the key file shared by the referee and its standby (`serialref keygen FILE`)",
+        doc="The key file shared by the referee and its hot standby (`serialref keygen "
+        "FILE`: 32 random bytes, mode 0600). Replication needs it: without it `replicate` "
+        "refuses to start, and so does a key file others can read. Under systemd the key "
+        "comes as a credential instead "
+        "([`systemd/drop-ins/replicate.conf`](../systemd/drop-ins/replicate.conf)); see "
+        "[standby.md](standby.md).",
+        default_text="none",
+        flags=MappingProxyType({RUN: ("--replicate-key",), STANDBY: ("--key",)}),
+    ),
+    _port(
+        "path", optional_text(), "",
+        help="{player}'s port: a device path or pyserial URL",
+        doc="Device path (`/dev/serialref/a`, `/dev/ttyUSB0`, `/dev/serial0`) or pyserial "
+        "URL (`rfc2217://host:2217`, `socket://host:4000`). The service needs both in the "
+        "file; `config check` says when the command line would still have to give one. The "
+        "command line's ports win.",
+        default_text="none", flags=_everywhere("PORT_A", "PORT_B"),
+    ),
+    _port(
+        "name", optional_text(metavar="NAME"), "",
+        help="{player}'s name",
+        doc="The player's name for the PGN. Empty: the name the program sends at sign-on, "
+        'else "Player A"/"Player B".',
+        default_text="the name it signs on with", flags=_everywhere("--name-a", "--name-b"),
+    ),
+    MatchOption(
+        "baud", whole_number(describe="integer > 0"), _LINE.baudrate, Where.BOTH, Section.LINES,
+        help="line rate of both ports, in bits per second",
+        doc="Line rate of both ports, unless a `[ports.x]` table sets its own.",
+        port_doc="This port's line rate.",
+        flags=_everywhere("--baud"), port_setting="baudrate",
+    ),
+    MatchOption(
+        "newline", choice(NEWLINES), "crlf", Where.BOTH, Section.LINES,
+        help="line end sent to both players",
+        doc="Line end the referee writes. It reads either.",
+        port_doc="This port's line end.",
+        flags=_everywhere("--newline"),
+    ),
+    _port("bytesize", whole_number(describe="5 to 8"), _LINE.bytesize,
+          doc="Data bits.", port_setting="bytesize"),
+    _port("parity", text(describe='`"N"`, `"E"`, `"O"`, `"M"`, `"S"`'), _LINE.parity,
+          doc="None, even, odd, mark, space.", port_setting="parity"),
+    _port("stopbits", number(describe="`1`, `1.5`, `2`"), _LINE.stopbits,
+          doc="Stop bits.", port_setting="stopbits"),
+    _port("rtscts", boolean(), _LINE.rtscts,
+          doc="Hardware flow control; needs RTS and CTS wired across the cable.",
+          port_setting="rtscts"),
+    _port("xonxoff", boolean(), _LINE.xonxoff,
+          doc="Software flow control (XON/XOFF).", port_setting="xonxoff"),
+    _port(
+        "line_delay", choice_of(LineDelay), _LINE.line_delay,
+        doc="Whether a reply's own transmission time at this baud rate is taken off the "
+        "player's clock. `auto`: on real serial lines, not on pseudo-terminals or network "
+        "URLs.",
+        port_setting="line_delay",
+    ),
+    _port(
+        "write_timeout", number(describe="seconds > 0"), _LINE.write_timeout,
+        doc="How long one write may wait (on flow control, a full buffer) before the line "
+        "counts as lost.",
+        port_setting="write_timeout",
+    ),
+)
+
+TOP_LEVEL_KEYS = (
+    *(option.key for option in MATCH_OPTIONS if option.where is not Where.PORT),
+    "ports",
+)
+"""The keys a file may hold at its top level (``ports`` holds the players' tables)."""
+
+PORT_KEYS = tuple(option.key for option in MATCH_OPTIONS if option.where is not Where.TOP)
+"""The keys a ``[ports.a]`` or ``[ports.b]`` table may hold."""
+
+OVERRIDE_NAMES = frozenset(name for option in MATCH_OPTIONS for name in option.names)
+"""The command-line names ``load_config`` takes as overrides (argparse's, ``-`` as ``_``)."""
+
+_BY_KEY = MappingProxyType({option.key: option for option in MATCH_OPTIONS})
+
+
+def match_option(key: str) -> MatchOption[Any]:
+    """The row of ``key``."""
+    return _BY_KEY[key]

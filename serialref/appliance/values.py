@@ -1,0 +1,242 @@
+"""How one setting's raw value becomes the value the referee uses, or a one-line error.
+
+A raw value is what TOML made of the file (a string, a number, a boolean) or what
+argparse made of an option (a string, a number, a path). A :class:`Kind` checks one raw
+value and returns it parsed: a :class:`~serialref.clock.TimeControl`, an enum, a path,
+the openings as loaded. When it cannot, it raises a :class:`ConfigError` naming the key
+the user wrote, the value as TOML spells it (``true``, not Python's ``True``) and what is
+allowed. The option table (:mod:`serialref.appliance.options`) gives every setting its
+kind, so a setting is parsed once, here, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import socket
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from serialref.errors import ConfigError
+from serialref.referee.openings import Opening, load_openings, opening_from_fen
+from serialref.timecontrol import TimeControl
+from serialref.wire.address import Address, parse_address
+
+__all__ = [
+    "STANDARD_START",
+    "Kind",
+    "StartPositions",
+    "address",
+    "boolean",
+    "choice",
+    "choice_of",
+    "host_name_or_text",
+    "number",
+    "opening_book",
+    "optional_path",
+    "optional_text",
+    "seconds",
+    "shown",
+    "start_position",
+    "text",
+    "time_control",
+    "whole_number",
+]
+
+_T = TypeVar("_T")
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+@dataclass(frozen=True, slots=True)
+class Kind(Generic[_T]):
+    """One type of setting: how it is read, and how the docs and ``--help`` describe it.
+
+    ``read`` takes the key as the user wrote it (``ports.b.baud``, ``--baud``), so its
+    error points at the right place. ``argument`` turns the command line's text into
+    the raw value TOML would have given (``--games 3`` is the integer 3), so both
+    sources go through the same ``read``; ``choices`` and ``metavar`` are for ``--help``.
+    """
+
+    describe: str
+    read: Callable[[str, object], _T]
+    argument: Callable[[str], object] = str
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StartPositions:
+    """Where the games of a match start, as read: the openings, and how the user named them.
+
+    ``source`` (the FEN as given, the book's path) is part of what makes a match the
+    one its journal holds, so it is kept exactly as written.
+    """
+
+    openings: tuple[Opening, ...]
+    source: str
+
+
+STANDARD_START = StartPositions((Opening(),), "the standard starting position")
+
+
+def shown(value: object) -> str:
+    """A value as the TOML file spells it: ``true``, not Python's ``True``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    return repr(value)
+
+
+def _string(key: str, value: object) -> str:
+    if isinstance(value, Path):
+        return str(value)
+    if not isinstance(value, str):
+        raise ConfigError(key, f"expected a string, got {shown(value)}")
+    return value
+
+
+def text(*, describe: str = "string") -> Kind[str]:
+    """Any string; ``describe`` states the values its user accepts."""
+    return Kind(describe, _string)
+
+
+def optional_text(*, metavar: str | None = None) -> Kind[str | None]:
+    """A string; empty means "not given"."""
+    return Kind("string", lambda key, value: _string(key, value) or None, metavar=metavar)
+
+
+def host_name_or_text() -> Kind[str]:
+    """A string; empty means this machine's host name."""
+    return Kind("string", lambda key, value: _string(key, value) or socket.gethostname())
+
+
+def whole_number(*, minimum: int = 0, describe: str = "") -> Kind[int]:
+    """An integer, at least ``minimum``; ``describe`` states a bound checked elsewhere."""
+
+    def read(key: str, value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            allowed = f"a whole number >= {minimum}" if minimum else "a whole number"
+            raise ConfigError(key, f"expected {allowed}, got {shown(value)}")
+        return value
+
+    described = describe or (f"integer >= {minimum}" if minimum else "integer")
+    return Kind(described, read, int, metavar="N")
+
+
+def _finite(key: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(key, f"expected a number, got {shown(value)}")
+    if not math.isfinite(value):
+        raise ConfigError(key, f"expected a finite number, got {shown(value)}")
+    return value
+
+
+def number(*, describe: str) -> Kind[float]:
+    """A finite number; ``describe`` states the bounds its user checks."""
+    return Kind(describe, _finite, float)
+
+
+def seconds() -> Kind[float]:
+    """A duration in seconds, 0 or more."""
+
+    def read(key: str, value: object) -> float:
+        amount = _finite(key, value)
+        if amount < 0:
+            raise ConfigError(key, f"expected seconds >= 0, got {shown(value)}")
+        return float(amount)
+
+    return Kind("seconds >= 0", read, float, metavar="SECONDS")
+
+
+def boolean() -> Kind[bool]:
+    """``true`` or ``false``."""
+
+    def read(key: str, value: object) -> bool:
+        if not isinstance(value, bool):
+            raise ConfigError(key, f"expected true or false, got {shown(value)}")
+        return value
+
+    return Kind("boolean", read)
+
+
+def choice(values: Mapping[str, _T]) -> Kind[_T]:
+    """One of a few words, each standing for a value."""
+    words = tuple(values)
+
+    def read(key: str, value: object) -> _T:
+        word = _string(key, value)
+        if word not in values:
+            allowed = ", ".join(repr(each) for each in words)
+            raise ConfigError(key, f"expected one of {allowed}, got {word!r}")
+        return values[word]
+
+    quoted = [f'`"{word}"`' for word in words]
+    describe = " or ".join(quoted) if len(quoted) == 2 else ", ".join(quoted)
+    return Kind(describe, read, choices=words)
+
+
+def choice_of(kind: type[_E]) -> Kind[_E]:
+    """One of a string enum's values."""
+    return choice({str(member.value): member for member in kind})
+
+
+def optional_path() -> Kind[Path | None]:
+    """A file's path (``~`` expanded); empty means "none"."""
+
+    def read(key: str, value: object) -> Path | None:
+        written = _string(key, value)
+        return Path(written).expanduser() if written else None
+
+    return Kind("path", read, Path, metavar="FILE")
+
+
+def time_control() -> Kind[TimeControl]:
+    """A PGN ``TimeControl`` value."""
+
+    def read(key: str, value: object) -> TimeControl:
+        try:
+            return TimeControl.parse(_string(key, value))
+        except ConfigError as exc:
+            raise ConfigError(key, exc.reason) from exc
+
+    return Kind("string", read, metavar="TIMECONTROL")
+
+
+def address() -> Kind[Address | None]:
+    """``HOST:PORT`` to connect to; empty means "none"."""
+
+    def read(key: str, value: object) -> Address | None:
+        written = _string(key, value)
+        return parse_address(written, key=key) if written else None
+
+    return Kind('`"HOST:PORT"`', read, metavar="HOST:PORT")
+
+
+def start_position() -> Kind[StartPositions | None]:
+    """A FEN every game starts from, checked to be playable; empty means "none"."""
+
+    def read(key: str, value: object) -> StartPositions | None:
+        fen = _string(key, value)
+        return StartPositions((opening_from_fen(fen, key),), fen) if fen else None
+
+    return Kind("string", read, metavar="FEN")
+
+
+def opening_book() -> Kind[StartPositions | None]:
+    """An EPD or PGN file of openings, read and checked; empty means "none"."""
+
+    def read(key: str, value: object) -> StartPositions | None:
+        path = optional_path().read(key, value)
+        if path is None:
+            return None
+        if not path.is_file():
+            raise ConfigError(key, f"{str(path)!r} is not a file; expected an EPD or PGN file")
+        try:
+            return StartPositions(load_openings(path), str(path))
+        except ConfigError as exc:
+            raise ConfigError(key, exc.reason) from exc
+
+    return Kind("path", read, Path, metavar="FILE")

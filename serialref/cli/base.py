@@ -1,0 +1,84 @@
+"""What every verb shares: exit codes, one-line usage errors, ``--debug`` and ``--log-level``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import NoReturn, TypeAlias
+
+from serialref.appliance.options import LOG_LEVELS, match_option
+
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PORT",
+    "EXIT_REJECTED",
+    "EXIT_USAGE",
+    "Handler",
+    "Parser",
+    "Verbs",
+    "common_options",
+]
+
+EXIT_OK = 0
+EXIT_REJECTED = 1
+EXIT_USAGE = 2
+EXIT_PORT = 3
+EXIT_INTERRUPTED = 4
+EXIT_FAILURE = 5
+
+Handler = Callable[[argparse.Namespace], int]
+Verbs: TypeAlias = "argparse._SubParsersAction[Parser]"
+"""Where a module adds its verbs: ``verbs.add_parser(...)``."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors, and options and operands in any order.
+
+    A usage block of a dozen lines hides the one line that says what is wrong; the
+    full usage is a ``--help`` away. Options may come after the operands, as users
+    of Unix tools expect: ``serialref epd purge bm -o out.epd in.epd``.
+    """
+
+    _intermixing = False
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"serialref: error: {message}; see `{self.prog} --help`\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # Intermixed parsing cannot handle sub-commands, and calls this method itself.
+        if self._subparsers is not None or self._intermixing:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
+def common_options(log_level: str, *, own_log_level: bool = True) -> Parser:
+    """``--debug`` and ``--log-level``, with a verb's default log level.
+
+    A verb that reads a configuration file takes ``--log-level`` from the option table
+    instead (``own_log_level=False``), since the file may set it too.
+    """
+    common = Parser(add_help=False)
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="log everything, and print an error's traceback above its line "
+        "(the exit code stays the same)",
+    )
+    if own_log_level:
+        common.add_argument(
+            "--log-level",
+            default=argparse.SUPPRESS,
+            choices=LOG_LEVELS,
+            help=f"{match_option('log_level').help} (default: {log_level})",
+        )
+    common.set_defaults(verb_log_level=log_level)
+    return common

@@ -1,0 +1,161 @@
+"""One EPD line as a value: :class:`EpdRecord`, its position fields and its operations.
+
+A record is checked for syntax when it is made, so every instance can be written;
+what its operands mean is checked when they are read, by the typed accessors, because
+the referee parses every line but reads only the few opcodes the moment needs.  The
+builder :meth:`EpdRecord.from_board` makes the record of a python-chess board.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import chess
+
+from serialref.epd.basetypes import check_count, to_clock, to_identifier, to_integer, to_move
+from serialref.epd.opcodes import INT32, OPCODES, Basetype
+from serialref.epd.operations import Operand, Operation
+from serialref.epd.position import syntax_problem
+from serialref.errors import RecordError
+
+__all__ = ["EpdRecord"]
+
+
+@dataclass(frozen=True, slots=True)
+class EpdRecord:
+    """The four position fields and the operations of one EPD line.
+
+    Operations keep the order they were read in; the writer sorts them.  The position
+    fields are checked for syntax on construction; whether the position is legal is
+    python-chess's business (:meth:`board`).
+    """
+
+    placement: str
+    active: str
+    castling: str
+    en_passant: str
+    operations: tuple[Operation, ...] = ()
+    # The operations by opcode: the referee asks a record for a dozen opcodes per move.
+    _by_opcode: dict[str, Operation] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        problem = syntax_problem((self.placement, self.active, self.castling, self.en_passant))
+        if problem is not None:
+            raise RecordError(problem[2])
+        if not isinstance(self.operations, tuple):
+            object.__setattr__(self, "operations", tuple(self.operations))
+        by_opcode = {operation.opcode: operation for operation in self.operations}
+        if len(by_opcode) != len(self.operations):
+            seen: set[str] = set()
+            for operation in self.operations:
+                if operation.opcode in seen:
+                    raise RecordError(f"opcode {operation.opcode!r} appears twice")
+                seen.add(operation.opcode)
+        object.__setattr__(self, "_by_opcode", by_opcode)
+
+    @classmethod
+    def from_board(cls, board: chess.Board, *operations: Operation) -> EpdRecord:
+        """The record of ``board``'s position, with ``operations``.
+
+        The en passant square is written after every double pawn push, as the EPD
+        spec (4.4) and PROTOCOL.md section 2 say, not only when a capture is legal.
+        ``hmvc`` and ``fmvn`` are the caller's to add: not every record wants them.
+        """
+        placement, active, castling, en_passant = board.fen(en_passant="fen").split(" ")[:4]
+        return cls(placement, active, castling, en_passant).with_operations(*operations)
+
+    # ----------------------------------------------------------------- structure
+
+    @property
+    def position(self) -> str:
+        """The four position fields, blank separated."""
+        return f"{self.placement} {self.active} {self.castling} {self.en_passant}"
+
+    def __contains__(self, opcode: object) -> bool:
+        return opcode in self._by_opcode
+
+    def operand_texts(self, opcode: str) -> tuple[str, ...]:
+        """The operand values of ``opcode``; () when it is absent."""
+        operation = self._by_opcode.get(opcode)
+        return () if operation is None else tuple(operand.text for operand in operation.operands)
+
+    def with_operations(self, *operations: Operation) -> EpdRecord:
+        """A copy where each given operation replaces the one with its opcode, or is added."""
+        replacements = {operation.opcode: operation for operation in operations}
+        kept = [replacements.pop(op.opcode, op) for op in self.operations]
+        kept.extend(replacements.values())  # new opcodes; a later duplicate argument wins
+        return EpdRecord(self.placement, self.active, self.castling, self.en_passant, tuple(kept))
+
+    def without(self, *opcodes: str) -> EpdRecord:
+        """A copy without the operations of these opcodes (spec 7.4 ``pfop``)."""
+        gone = set(opcodes)
+        return EpdRecord(
+            self.placement,
+            self.active,
+            self.castling,
+            self.en_passant,
+            tuple(op for op in self.operations if op.opcode not in gone),
+        )
+
+    # ----------------------------------------------------------------- typed accessors
+
+    def identifier(self, opcode: str) -> str:
+        """The identifier operand of ``opcode`` (e.g. ``refcom`` -> ``"respond"``)."""
+        return to_identifier(opcode, self._only_operand(opcode, Basetype.IDENTIFIER))
+
+    def integer(self, opcode: str) -> int:
+        """The integer operand, within the opcode's range (32-bit for unknown opcodes)."""
+        spec = OPCODES.get(opcode)
+        values = spec.values if spec is not None else INT32
+        return to_integer(opcode, self._only_operand(opcode, Basetype.INTEGER), values)
+
+    def move(self, opcode: str, board: chess.Board) -> chess.Move:
+        """The move operand of ``opcode`` (``sm``, ``pm``), legal in ``board``."""
+        return to_move(opcode, self._only_operand(opcode, Basetype.MOVE), board)
+
+    def clock_pair(self, opcode: str = "cc") -> tuple[int, int]:
+        """White's and Black's clock values in seconds (spec 6.6: time consumed)."""
+        operation = self._required(opcode)
+        check_count(operation, OPCODES["cc"])
+        white, black = (to_clock(opcode, operand) for operand in operation.operands)
+        return white, black
+
+    def tag_pairs(self, opcode: str = "ptp") -> list[tuple[str, str]]:
+        """The PGN tag pairs of ``ptp`` in the order given: (identifier, string)."""
+        operation = self._required(opcode)
+        check_count(operation, OPCODES["ptp"])
+        operands = operation.operands
+        return [
+            (to_identifier(opcode, name), value.text)
+            for name, value in zip(operands[::2], operands[1::2], strict=True)
+        ]
+
+    def board(self) -> chess.Board:
+        """The position as a python-chess board, with ``hmvc``/``fmvn`` when present."""
+        halfmove = self.integer("hmvc") if "hmvc" in self else 0
+        fullmove = self.integer("fmvn") if "fmvn" in self else 1
+        fen = f"{self.position} {halfmove} {fullmove}"
+        try:
+            return chess.Board(fen)
+        except ValueError as exc:
+            raise RecordError(f"python-chess rejects the position {fen!r}: {exc}") from exc
+
+    # ----------------------------------------------------------------- helpers
+
+    def _required(self, opcode: str) -> Operation:
+        operation = self._by_opcode.get(opcode)
+        if operation is None:
+            raise RecordError(f"{opcode}: the record has no {opcode!r} operation")
+        return operation
+
+    def _only_operand(self, opcode: str, basetype: Basetype) -> Operand:
+        """The one operand of ``opcode``, counted by the opcode table when it knows it."""
+        operation = self._required(opcode)
+        spec = OPCODES.get(opcode)
+        if spec is not None and spec.pattern == (basetype,):
+            check_count(operation, spec)
+        if len(operation.operands) != 1:
+            raise RecordError(
+                f"{opcode}: expected one operand, found {len(operation.operands)}"
+            )
+        return operation.operands[0]

@@ -1,0 +1,194 @@
+"""One player's seat: its states, which replies are stale, and how ignored lines are counted."""
+
+from __future__ import annotations
+
+import pytest
+from transitions import Machine, MachineError
+
+from serialref.errors import ProgrammingError
+from serialref.referee.session import (
+    TRANSITIONS,
+    IgnoredLines,
+    PortSession,
+    SessionState,
+    reply_keys,
+)
+
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+AFTER_E4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
+AFTER_E4_E5 = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq e6 0 2"
+
+
+def key(fen: str) -> str:
+    return " ".join(fen.split(" ")[:4])
+
+
+def test_reply_keys_accept_both_spellings_of_en_passant() -> None:
+    assert reply_keys(START) == (key(START),)
+    assert reply_keys(AFTER_E4) == (
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3",
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -",
+    )
+
+
+def in_game(port: str = "a") -> PortSession:
+    session = PortSession(port, "Alpha")
+    session.fire("sign_on_received")
+    session.note_reset(1, 10.0)
+    session.fire("game_joined")
+    return session
+
+
+def test_a_seat_through_a_game() -> None:
+    session = PortSession("a", "Alpha")
+    assert (session.state, session.signed_on, session.to_move) == (
+        SessionState.OFFLINE, False, False,
+    )  # fmt: skip
+    session.fire("sign_on_received")
+    assert session.state is SessionState.SIGNED_ON and session.signed_on
+    session.note_reset(1, 10.0)
+    assert (session.state, session.reset_for_game, session.reset_at) == (
+        SessionState.RESETTING, 1, 10.0,
+    )  # fmt: skip
+    session.fire("game_joined")
+    session.note_respond(START)
+    assert session.state is SessionState.TO_MOVE and session.to_move
+    session.note_reply()
+    assert session.state is SessionState.IDLE and not session.to_move
+    session.note_conclude()
+    assert session.state is SessionState.SIGNED_ON
+    session.note_disconnect()
+    assert session.state is SessionState.DISCONNECTED and not session.signed_on
+
+
+def test_a_reset_that_waits_in_the_port_keeps_the_last_time() -> None:
+    session = in_game()
+    session.note_reset(1, None)
+    assert (session.reset_for_game, session.reset_at) == (1, 10.0)
+
+
+@pytest.mark.parametrize(
+    "trigger", ["reply_taken", "respond_sent", "game_joined", "conclude_sent", "reset_sent"]
+)
+def test_an_impossible_step_raises_for_a_seat_nobody_is_on(trigger: str) -> None:
+    with pytest.raises(ProgrammingError, match=f"{trigger} is not possible when offline"):
+        PortSession("a", "Alpha").fire(trigger)
+
+
+def test_no_sign_on_after_disconnect() -> None:
+    session = in_game()
+    session.note_disconnect()
+    with pytest.raises(ProgrammingError):
+        session.fire("sign_on_received")
+
+
+@pytest.mark.parametrize("trigger", sorted({row["trigger"] for row in TRANSITIONS}))
+@pytest.mark.parametrize("state", list(SessionState))
+def test_a_seat_steps_exactly_as_transitions_reads_the_table(
+    trigger: str, state: SessionState
+) -> None:
+    class Model:
+        pass
+
+    model = Model()
+    Machine(
+        model=model,
+        states=SessionState,
+        transitions=TRANSITIONS,
+        initial=state,
+        auto_transitions=False,
+    )
+    session = PortSession("a", "Alpha")
+    session.state = state
+    try:
+        model.trigger(trigger)  # type: ignore[attr-defined]
+    except MachineError:
+        with pytest.raises(ProgrammingError):
+            session.fire(trigger)
+    else:
+        session.fire(trigger)
+        assert session.state is model.state  # type: ignore[attr-defined]
+
+
+def test_a_player_can_leave_and_sign_on_again_from_any_state() -> None:
+    for prepare in (lambda s: None, lambda s: s.note_respond(START)):
+        session = in_game()
+        prepare(session)
+        session.note_left()
+        assert session.state is SessionState.OFFLINE
+        session.fire("sign_on_received")
+        assert session.state is SessionState.SIGNED_ON
+
+
+def test_the_outstanding_respond_is_not_stale_the_answered_one_is() -> None:
+    session = in_game()
+    session.note_respond(AFTER_E4)
+    assert not session.is_stale(key(AFTER_E4))
+    session.note_reply()
+    assert session.is_stale(key(AFTER_E4))
+    assert session.is_stale("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -")
+    assert not session.is_stale(key(AFTER_E4_E5))
+
+
+def test_a_respond_sent_again_retires_the_one_before() -> None:
+    session = in_game()
+    session.note_respond(START)
+    session.note_respond(AFTER_E4_E5)  # a restore asks again
+    assert session.is_stale(key(START))
+    assert not session.is_stale(key(AFTER_E4_E5))
+
+
+def test_a_reply_to_the_previous_game_is_stale_then_forgotten() -> None:
+    session = in_game()
+    session.note_respond(AFTER_E4)
+    session.note_conclude()  # crossed on the wire by the reply to that respond
+    session.note_reset(2, 20.0)
+    assert session.is_stale(key(AFTER_E4))
+    session.fire("game_joined")
+    session.note_conclude()
+    session.note_reset(3, 30.0)
+    assert not session.is_stale(key(AFTER_E4))
+
+
+def test_a_reset_for_the_same_game_keeps_its_answers() -> None:
+    session = in_game()
+    session.note_respond(AFTER_E4)
+    session.note_reply()
+    session.note_reset(1, 12.0)  # a restore of the same game
+    assert session.is_stale(key(AFTER_E4))
+
+
+# --- IgnoredLines ---------------------------------------------------------------------------
+
+
+def test_a_burst_is_recorded_then_lines_are_counted() -> None:
+    lines = IgnoredLines(burst=3, window=1.0)
+    assert [lines.admit(5.0 + n * 0.1) for n in range(5)] == [
+        (True, 0), (True, 0), (True, 0), (False, 0), (False, 0),
+    ]  # fmt: skip
+    assert lines.admit(6.0) == (True, 2)  # a new window: the two left out are reported once
+    assert lines.admit(6.1) == (True, 0)
+
+
+def test_flush_reports_what_was_left_out_once() -> None:
+    lines = IgnoredLines(burst=1, window=10.0)
+    lines.admit(0.0)
+    lines.admit(1.0)
+    lines.admit(2.0)
+    assert lines.flush() == 2
+    assert lines.flush() == 0
+    assert lines.admit(3.0) == (False, 0)  # still the same window
+
+
+def test_window_over_starts_a_new_window_only_when_it_is_over() -> None:
+    lines = IgnoredLines(burst=1, window=1.0)
+    lines.admit(0.0)
+    lines.admit(0.5)
+    assert lines.window_over(0.9) == 0
+    assert lines.window_over(1.0) == 1
+    assert lines.admit(1.1) == (True, 0)
+
+
+def test_defaults_record_five_a_second() -> None:
+    lines = IgnoredLines()
+    assert sum(lines.admit(0.01 * n)[0] for n in range(50)) == 5
