@@ -49,8 +49,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from serialref.testing import null_modem_cable
-
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(__file__).resolve()
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -142,6 +140,8 @@ def run_match(
     The clients run from the source tree ``clients_from`` (``python -m serialref``
     finds the package in its working directory first); the referee from this one.
     """
+    from serialref.testing import null_modem_cable  # not needed by the relay, which starts fast
+
     journal = directory / "journal.jsonl"
     with ExitStack() as stack:
         cables = [stack.enter_context(null_modem_cable()) for _ in players]
@@ -171,11 +171,24 @@ def run_match(
             clients.append(Client(name, process, stamps, stderr))
         sampler = threading.Thread(target=_sample, args=(journal, clients), daemon=True)
         sampler.start()
-        referee.wait()
+        _await_referee(referee, clients)
         for client in clients:
             client.process.wait(timeout=60)
         sampler.join()
     return Match(journal, clients, referee.returncode, crossing)
+
+
+def _await_referee(referee: subprocess.Popen[bytes], clients: list[Client]) -> None:
+    """Wait for the match to end; a client that fails first ends it (the referee would wait)."""
+    while referee.poll() is None:
+        for client in clients:
+            if client.process.poll() not in (None, 0):
+                for process in (referee, *(other.process for other in clients)):
+                    process.terminate()
+                    process.wait()
+                reason = client.stderr.read_text(errors="replace").strip().splitlines()[-1:]
+                raise SystemExit(f"client {client.name} failed: {' '.join(reason)}")
+        time.sleep(0.1)
 
 
 def cable_crossing(path_a: str, path_b: str, rounds: int = 200) -> float:
@@ -331,7 +344,7 @@ def main() -> None:
         if not (args.against / "serialref" / "__init__.py").is_file():
             raise SystemExit(f"--against {str(args.against)!r}: no serialref package there")
         trees.append((f"{args.against}", args.against.resolve()))
-    options = [f"--nodes={args.nodes}"]
+    options = [f"--nodes={args.nodes}", "--protocol=uci"]
     matches: dict[str, list[Match]] = {label: [] for label, _ in trees}
     with tempfile.TemporaryDirectory() as scratch:
         for round_number in range(args.rounds):
