@@ -1,7 +1,7 @@
 """What ``serialref client`` costs each move beyond the engine's own thinking.
 
     python bench/overhead.py [--games N] [--engine PATH] [--nodes N] [--tc TC]
-                             [--against DIR] [--rounds N]
+                             [--against DIR]... [--rounds N]
 
 A match of two ``serialref client --engine ...`` processes under ``serialref run``, all
 separate processes, over pseudo-terminal null-modem cables (``serialref.testing``).
@@ -20,10 +20,10 @@ apart and printed next to it. Also printed: each client's CPU per move it played
 both clients' together per ply (from ``/proc``, between the first and the last move of
 the match, so start-up is not counted), and their peak resident memory.
 
-With ``--against DIR`` (another checkout of serialref, an older commit say) the same
-match is played with that tree's clients too, alternating ``--rounds`` times between
-the two under this tree's referee, so that both sets of figures come from one run on
-the same machine load, side by side. The load average is printed with them.
+With ``--against DIR`` (another checkout of serialref, an older commit say; repeatable)
+the same match is played with that tree's clients too, alternating ``--rounds`` times
+between the trees under this tree's referee, so that all sets of figures come from one
+run on the same machine load, side by side. The load average is printed with them.
 
 Targets: overhead median <= 0.5 ms, p99 <= 2 ms; both clients <= 0.3 ms CPU per ply;
 client RSS <= 25 MB.
@@ -333,17 +333,21 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1, help="node limit a move (default 1)")
     parser.add_argument("--tc", default="300+1", help="time control (default 300+1)")
     parser.add_argument(
-        "--against", type=Path, help="another serialref tree whose clients to measure alongside"
+        "--against",
+        type=Path,
+        action="append",
+        default=[],
+        help="another serialref tree whose clients to measure alongside (repeatable)",
     )
     parser.add_argument(
         "--rounds", type=int, default=1, help="matches per tree, alternated (default 1)"
     )
     args = parser.parse_args()
     trees = [("this tree", ROOT)]
-    if args.against is not None:
-        if not (args.against / "serialref" / "__init__.py").is_file():
-            raise SystemExit(f"--against {str(args.against)!r}: no serialref package there")
-        trees.append((f"{args.against}", args.against.resolve()))
+    for other in args.against:
+        if not (other / "serialref" / "__init__.py").is_file():
+            raise SystemExit(f"--against {str(other)!r}: no serialref package there")
+        trees.append((f"{other}", other.resolve()))
     options = [f"--nodes={args.nodes}", "--protocol=uci"]
     matches: dict[str, list[Match]] = {label: [] for label, _ in trees}
     with tempfile.TemporaryDirectory() as scratch:
