@@ -11,9 +11,10 @@ python-chess speaks both protocols well; the client asks four things more of the
   its search (``info ...``, XBoard post lines), a dozen a move, and python-chess would
   tokenize each one. Each dialect holds them back instead and hands python-chess
   only the latest with a score (and any line after it) just before the answer, which
-  gives the same final information; it keeps the words of the latest principal
-  variation itself, read into moves once (:meth:`Dialect.variation`), so that an
-  engine that ignores ``stop`` still leaves the client a move to play.
+  gives the same final information; it keeps the latest principal variation itself,
+  read into moves once (:meth:`Dialect.variation`; a UCI line is split into words
+  only then), so that an engine that ignores ``stop`` still leaves the client a move
+  to play.
 - **A search in one write.** python-chess's ``play`` starts each search afresh: it
   checks the managed options, writes the FEN of the game's start and every move of
   the game, and parses each line of the engine's progress. Within a UCI game the
@@ -144,13 +145,11 @@ class Dialect:
         self.spoke = False
         self.alive = False
         self.refusal = loop.create_future()
-        self._variation: list[str] = []
         self._held: list[str] = []
         self._stop_sent = False
 
     def begin_search(self) -> None:
-        """A new search starts: forget the last one's progress, variation and stop."""
-        self._variation = []
+        """A new search starts: forget the last one's progress and stop."""
         self._held = []
         self._stop_sent = False
 
@@ -232,6 +231,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         self._dialect_init(self.loop)
         self._history: _History | None = None
         self._batch: list[str] | None = None
+        self._pv_line = ""
 
     async def initialize(self) -> None:
         """python-chess's handshake, with the nudges of the class docstring."""
@@ -246,11 +246,16 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
             await asyncio.sleep(_NUDGE_INTERVAL)
             self.send_line("")
 
+    def begin_search(self) -> None:
+        """As :meth:`Dialect.begin_search`, and the latest line with a variation is forgotten."""
+        super().begin_search()
+        self._pv_line = ""
+
     def _line_received(self, line: str) -> None:
         if line.startswith("info") and self.initialized:
-            found = _UCI_PV.search(line)
-            if found:
-                self._variation = found.group(1).split()
+            if " pv " in line:
+                # Read into words only if asked for: most such lines are superseded.
+                self._pv_line = line
             self._hold(line, scored=" score " in line)
             return
         if not self.initialized:
@@ -318,8 +323,9 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
 
     def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
         """The variation's words are UCI moves, read without the board."""
+        found = _UCI_PV.search(self._pv_line)
         moves: list[chess.Move] = []
-        for word in self._variation[:limit]:
+        for word in found.group(1).split()[:limit] if found else ():
             try:
                 moves.append(chess.Move.from_uci(word))
             except ValueError:
@@ -352,6 +358,7 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
         self._dialect_init(self.loop)
         self._warm_up: asyncio.Future[None] | None = None
         self._stale_move_possible = False
+        self._variation: list[str] = []
 
     async def initialize(self) -> None:
         """Warm the engine up (see the module docstring), then python-chess's handshake."""
@@ -402,6 +409,11 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
         for held in self._held_lines():
             super()._line_received(held)
         super()._line_received(line)
+
+    def begin_search(self) -> None:
+        """As :meth:`Dialect.begin_search`, and the last search's variation is forgotten."""
+        super().begin_search()
+        self._variation = []
 
     async def search(
         self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool
