@@ -81,9 +81,6 @@ SETTLE_TIMEOUT = 2.0
 STOP_PATIENCE = 0.25
 """Seconds the next search waits for an abandoned one to end before killing its engine."""
 
-_INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
-"""What python-chess parses of each ``info`` line; the variation is read once, at the end."""
-
 PV_PLIES = 8
 """Plies of the engine's principal variation passed on in the reply's ``pv``.
 
@@ -159,12 +156,8 @@ class EnginePlayer:
         LOGGER.debug("%s: thinking with %s, deadline %s", self.name, limit, request.deadline)
         engine.begin_search()
         search = asyncio.ensure_future(
-            engine.play(
-                request.board,
-                limit,
-                game=request.game,
-                info=_INFO,
-                draw_offered=request.draw_offered,
+            engine.search(
+                request.board, limit, game=request.game, draw_offered=request.draw_offered
             )
         )
         search.add_done_callback(_consume)

@@ -194,10 +194,19 @@ class _Client:
             self._stop_thinking()
         for line in output.lines:
             self._send(line)
+        if output.lines and output.think is None:
+            # The referee has its answer: what the next record needs is worked out now,
+            # while the opponent thinks, rather than when that record has arrived.
+            self._loop.call_soon(self._active_session().prepare)
         if output.think is not None:
             self._thinking = self._loop.create_task(self._think(output.think))
             self._think_tasks.add(self._thinking)
             self._thinking.add_done_callback(self._think_tasks.discard)
+            # What the reply needs is worked out while the player thinks rather than
+            # once its answer has come. Callbacks run in the order they were queued:
+            # queued from behind the think task's first step, the preparation comes
+            # after the step that task queues to start the engine's search.
+            self._loop.call_soon(self._loop.call_soon, self._active_session().prepare)
         if output.finished and not self._done.done():
             self._done.set_result(False)
         self._schedule_sign_on_retry()
