@@ -106,6 +106,7 @@ def run_referee(
     extra_listeners: Sequence[MatchListener] = (),
     on_ready: Callable[[], None] | None = None,
     new_match: bool = False,
+    on_daemon: Callable[[RefereeDaemon], None] | None = None,
 ) -> bool:
     """Play the configured match; True when complete, False when stopped.
 
@@ -113,7 +114,8 @@ def run_referee(
     would lose their first sign-on, which opening a port discards. ``console`` gets
     the live board, ``progress`` the games, the score and the Elo estimate. The extra
     listeners are observers: they see every event and can never stop the match.
-    ``new_match`` sets an existing journal aside instead of resuming it.
+    ``new_match`` sets an existing journal aside instead of resuming it. ``on_daemon``
+    is handed the daemon before it runs, so an event can stop one of its boards.
     """
     settings = match_settings(config)
     plans = port_plans(config)
@@ -149,7 +151,8 @@ def run_referee(
                 ProgressObserver(progress, resumed=resumed.point if resumed else None)
             )
         observers.extend(extra_listeners)
-        observers.append(SystemdStatusObserver(notifier))
+        if notifier.enabled:  # under systemd: each move's status line costs a datagram
+            observers.append(SystemdStatusObserver(notifier))
         for observer in observers:
             stack.callback(observer.close)
         daemon = RefereeDaemon(
@@ -162,6 +165,8 @@ def run_referee(
             idle_interval=notifier.watchdog_interval(),
             resume=resumed.point if resumed is not None else None,
         )
+        if on_daemon is not None:
+            on_daemon(daemon)
         # Everything built so far (modules, python-chess's tables, the openings) lives
         # as long as the match: frozen, full collections during the match skip it
         # (bench/referee.py: CPU per ply at the 99th percentile 0.35 -> 0.25 ms).

@@ -22,7 +22,14 @@ from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.errors import ConfigError, RecordError, escape
 
-__all__ = ["check_stream", "normalize_stream", "purge_stream"]
+__all__ = [
+    "check_stream",
+    "decode_line",
+    "legal_record",
+    "normalize_stream",
+    "numbered_lines",
+    "purge_stream",
+]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -74,7 +81,7 @@ def check_stream(
     """
 
     def legal(record: EpdRecord, line: str) -> EpdRecord:
-        return _legal(record, line, make)
+        return legal_record(record, line, make)
 
     return _run(source, name, out, err, legal, make=make)
 
@@ -83,7 +90,9 @@ def _unchanged(record: EpdRecord, line: str) -> EpdRecord:
     return record
 
 
-def _legal(record: EpdRecord, line: str, make: Callable[[str], chess.Board]) -> EpdRecord:
+def legal_record(
+    record: EpdRecord, line: str, make: Callable[[str], chess.Board] = chess.Board
+) -> EpdRecord:
     """The record, if its position is legal; else the problems, at the field to look at."""
     board = record.board(make)
     problems = position_problems(board)
@@ -110,11 +119,11 @@ def _run(
     make: Callable[[str], chess.Board] = chess.Board,
 ) -> int:
     written = rejected = 0
-    for number, raw in _lines(source):
+    for number, raw in numbered_lines(source):
         if not raw.strip(b" \t\0"):
             continue
         try:
-            line = _decode(raw)
+            line = decode_line(raw)
             record = transform(parse_lenient(line, make), line)
         except RecordError as exc:
             rejected += 1
@@ -127,7 +136,7 @@ def _run(
     return rejected
 
 
-def _lines(source: BinaryIO) -> Iterator[tuple[int, bytes]]:
+def numbered_lines(source: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Numbered lines without terminators; LF, CR LF and a lone CR all end a line."""
     number = 0
     for chunk in source:
@@ -139,7 +148,8 @@ def _lines(source: BinaryIO) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
-def _decode(raw: bytes) -> str:
+def decode_line(raw: bytes) -> str:
+    """An ASCII line; any other byte is a :class:`RecordError` at its column."""
     bad = _NON_ASCII_RE.search(raw)
     if bad is not None:
         raise RecordError(
