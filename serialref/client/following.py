@@ -67,16 +67,19 @@ class FollowedGame:
         self._fields = None
 
     def start(self, record: EpdRecord) -> bool:
-        """A new game from the record's position (by standard rules until :meth:`play_by`).
+        """A new game from the record's position; False (board kept) if it is unusable.
 
-        A position standard chess cannot read may be a variant's: it is kept for
-        :meth:`play_by`, and the board starts from the standard position meanwhile.
+        The position is read by standard rules until :meth:`play_by` names others; one
+        that standard chess cannot read may be a variant's, so it is kept for that
+        (and not reported: ``inform`` comes next and tells).
         """
         self._reset = record
         self._rules = STANDARD
         board = _record_board(record, STANDARD, quiet=True)
         self._reset_unread = board is None
-        self._replace(board or STANDARD.board())
+        if board is None:
+            return False
+        self._replace(board)
         return True
 
     def play_by(self, rules: Rules) -> bool:
@@ -164,7 +167,8 @@ class FollowedGame:
 def _record_board(record: EpdRecord, rules: Rules, *, quiet: bool = False) -> chess.Board | None:
     """The record's position as a board (hmvc/fmvn applied), or None if it is not usable.
 
-    ``quiet``: a reset's position may be a variant's that only the next ``inform`` names.
+    ``quiet``: a reset's position that standard chess cannot read may be a variant's
+    that only the next ``inform`` names: no warning for that.
     """
     try:
         board = record.board(rules.board)

@@ -253,8 +253,9 @@ class PlayerSession:
             self._signed_on = True
             LOGGER.info("signed on to the referee as %s", escape(self._name))
         stop = self._abandon()
-        if not self._followed.start(record):
-            return SessionOutput(stop=stop)
+        # A new game even when its position is not usable yet: a variant's position is
+        # read once inform names the variant (and an unusable one is not followed).
+        self._followed.start(record)
         board = self._followed.board
         self._start_ply = _ply(board)
         self._tags = {}
