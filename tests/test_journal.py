@@ -306,7 +306,7 @@ def test_fsync_after_every_event_a_restore_needs(
         "MatchStarted": 1, "PlayerSignedOn": 1, "PlayerSignedOff": 1, "GameStarted": 1,
         "MovePlayed": 0, "GameEnded": 1, "MatchEnded": 1, "PgnAppended": 1,
         "RecordSent": 0, "LineReceived": 0, "Infraction": 0, "LinesIgnored": 0,
-        "RefereeStalled": 0,
+        "RefereeStalled": 0, "SupervisorCommand": 1,
     }
     assert set(fsyncs) == {str(journal_path)}
 
