@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TextIO
 
 from serialref.appliance.config import MatchConfig, PortConfig, require_port_paths
 from serialref.appliance.notify import SystemdNotifier
+from serialref.control.server import ControlServer
 from serialref.errors import recorder_error
 from serialref.events import (
     MatchListener,
@@ -151,6 +153,11 @@ def run_referee(
         observers.append(SystemdStatusObserver(notifier))
         for observer in observers:
             stack.callback(observer.close)
+        control = _control_server(config)
+        if control is not None:
+            stack.callback(control.close)
+            observers.append(control)
+        observers.extend(_audience(config, stack))
         daemon = RefereeDaemon(
             settings,
             plans,
@@ -161,6 +168,8 @@ def run_referee(
             idle_interval=notifier.watchdog_interval(),
             resume=resumed.point if resumed is not None else None,
         )
+        if control is not None:
+            control.start(daemon.submit)
         # Everything built so far (modules, python-chess's tables, the openings) lives
         # as long as the match: frozen, full collections during the match skip it
         # (bench/referee.py: CPU per ply at the 99th percentile 0.35 -> 0.25 ms).
@@ -168,6 +177,31 @@ def run_referee(
         complete = daemon.run()
         notifier.stopping()
     return complete
+
+
+def _control_server(config: MatchConfig) -> ControlServer | None:
+    """The supervisor's socket: where the configuration says, else the service's runtime dir."""
+    path = config.control_socket
+    runtime = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
+    if path is None and runtime:
+        path = Path(runtime) / "control.sock"
+    if path is None:
+        return None
+    return ControlServer(path, group=config.control_group)
+
+
+def _audience(config: MatchConfig, stack: ExitStack) -> list[MatchListener]:
+    """The feeds for the audience the configuration asks for, closed with the match."""
+    feeds: list[MatchListener] = []
+    if config.style12 is not None:
+        from serialref.observers.style12 import Style12Observer
+
+        feeds.append(stack.enter_context(Style12Observer(config.style12)))
+    if config.web is not None:
+        from serialref.observers.web import WebObserver
+
+        feeds.append(stack.enter_context(WebObserver(config.web)))
+    return feeds
 
 
 def _marker(journal: JournalRecorder | None) -> Callable[[int], None] | None:

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Sequence
 
 from serialref import __version__
-from serialref.cli import box, client, epd, referee
+from serialref.cli import box, client, ctl, epd, referee
 from serialref.cli.base import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -108,4 +108,5 @@ def build_parser() -> argparse.ArgumentParser:
     client.add_verbs(verbs)
     box.add_verbs(verbs)
     epd.add_verbs(verbs)
+    ctl.add_verbs(verbs)
     return parser
