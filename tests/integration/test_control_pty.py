@@ -181,17 +181,22 @@ def test_every_command_end_to_end_with_restarts_in_between(tmp_path: Path) -> No
         referee.players.clear()
 
         third = referee.start()
-        status = referee.status_when(lambda s: s["game"] is not None, "game 2", third)
-        assert status["match"]["games_done"] == 1  # the adjudication survived the restart
-        assert status["game"]["number"] == 2
-        ctl = subprocess.run(
-            [sys.executable, "-m", "serialref", "ctl", "--socket", str(referee.socket),
-             "abort", "end", "of", "test"],
-            capture_output=True, text=True, timeout=TIMEOUT, check=False,
-        )  # fmt: skip
-        assert ctl.returncode == 0, ctl.stderr
-        assert third.wait(timeout=TIMEOUT) == 4
-        third.communicate()
+        try:
+            status = referee.status_when(lambda s: s["game"] is not None, "game 2", third)
+            assert status["match"]["games_done"] == 1  # the adjudication survived the restart
+            assert status["game"]["number"] == 2
+            ctl = subprocess.run(
+                [sys.executable, "-m", "serialref", "ctl", "--socket", str(referee.socket),
+                 "abort", "end", "of", "test"],
+                capture_output=True, text=True, timeout=TIMEOUT, check=False,
+            )  # fmt: skip
+            assert ctl.returncode == 0, ctl.stderr
+            assert ctl.stdout.startswith("match: done, 1 of 2 games played, score A 1 - B 0")
+            assert third.wait(timeout=TIMEOUT) == 4
+        finally:
+            if third.poll() is None:
+                third.kill()
+            third.communicate()
 
     commands = [e for e in referee.entries() if e["event"] == "SupervisorCommand"]
     assert [e["command"] for e in commands] == [
