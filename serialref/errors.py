@@ -15,7 +15,7 @@
     ├─ RecorderError(OSError)         the journal or PGN file cannot be written (disk full, ...)
     ├─ EngineError                    a chess program behind ``serialref client``
     ├─ CommandError(ValueError)       a supervisor's command the referee refuses, and why
-    └─ ControlError(OSError)          the referee's control socket cannot be reached or served
+    └─ ControlError(OSError)          the control socket or an audience feed cannot be served
 
     ProgrammingError(RuntimeError)    serialref's own code used as it must not be: a bug,
                                       reported as an internal error, never as a user's mistake
@@ -146,7 +146,7 @@ class CommandError(SerialrefError, ValueError):
 
 
 class ControlError(SerialrefError, OSError):
-    """The control socket: no referee listening, no permission, a broken answer."""
+    """The control socket or a feed: no referee listening, no permission, a port in use."""
 
 
 def recorder_error(action: str, path: Path, exc: OSError) -> RecorderError:
