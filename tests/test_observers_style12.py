@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import chess
 import pytest
 
-from serialref.events import GameEnded, GameStarted, MatchEvent, MatchStarted, MovePlayed
+from serialref.events import GameEnded, GameStarted, MatchStarted, MovePlayed
 from serialref.observers.feed import MAX_BUFFERED
 from serialref.observers.style12 import Style12Feed, Style12Observer, style12_line
 from serialref.wire.address import Address
@@ -18,13 +18,15 @@ from serialref.wire.address import Address
 style12 = pytest.importorskip("mekk.fics.datatypes.style12", reason="pip install mekk.fics")
 
 # Castling both ways, en passant, a promotion with capture, and a double push at once.
-SPECIAL = ("e4 d5 exd5 c5 dxc6 Nf6 cxb7 e6 bxa8=Q Bc5 Nf3 O-O Qxa7 Qxd2+ Nbxd2 Bb4 Qe2 Nc6 b3 Nd4 "
-           "Bb2 Nb5 O-O-O").split()
+SPECIAL = [
+    "e4", "d5", "exd5", "c5", "dxc6", "Nf6", "cxb7", "e6", "bxa8=Q", "Bc5", "Nf3", "O-O",
+    "Qxa7", "Qxd2+", "Nbxd2", "Bb4", "Qe2", "Nc6", "b3", "Nd4", "Bb2", "Nb5", "O-O-O",
+]  # fmt: skip
 
 
 def started(game: int = 1) -> GameStarted:
-    return GameStarted(game=game, white_port="a", black_port="b", fen=chess.STARTING_FEN,
-                       tags={"White": "Deep Thought", "Black": "Hi-Tech 2", "TimeControl": "900+5"})  # fmt: skip
+    tags = {"White": "Deep Thought", "Black": "Hi-Tech 2", "TimeControl": "900+5"}
+    return GameStarted(game=game, white_port="a", black_port="b", fen=chess.STARTING_FEN, tags=tags)
 
 
 def played(sans: list[str], game: int = 1) -> Iterator[tuple[MovePlayed, chess.Board]]:
@@ -62,7 +64,8 @@ def check_line(line: str, board: chess.Board, move: MovePlayed) -> None:
     last = chess.Move.from_uci(move.uci)
     double_push = board.piece_type_at(last.to_square) == chess.PAWN and abs(
         chess.square_rank(last.to_square) - chess.square_rank(last.from_square)) == 2  # fmt: skip
-    assert parsed.after_double_push == (chess.square_name(last.to_square)[0] if double_push else None)
+    pushed_file = chess.square_name(last.to_square)[0] if double_push else None
+    assert parsed.after_double_push == pushed_file
     assert (parsed.white_remaining_time, parsed.black_remaining_time) == (
         int(move.remaining[0]), int(move.remaining[1]))  # fmt: skip
     assert parsed.last_move_text == move.san
@@ -74,8 +77,11 @@ def check_line(line: str, board: chess.Board, move: MovePlayed) -> None:
     assert str(parsed) == line  # every field, in order, and nothing else
 
 
-@pytest.mark.parametrize("sans", [SPECIAL, random_game(3), random_game(11)],
-                         ids=["castling, en passant, promotion", "random 3", "random 11"])  # fmt: skip
+@pytest.mark.parametrize(
+    "sans",
+    [SPECIAL, random_game(3), random_game(11)],
+    ids=["castling, en passant, promotion", "random 3", "random 11"],
+)
 def test_mekk_fics_reads_every_line_of_a_whole_game(sans: list[str]) -> None:
     feed = Style12Feed()
     feed.update(MatchStarted(games=1, time_control="900+5", ports=("a", "b")))

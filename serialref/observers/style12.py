@@ -181,7 +181,7 @@ def _double_push_file(board: chess.Board, last: chess.Move | None) -> int:
 
 
 def _verbose(board: chess.Board, move: chess.Move) -> str:
-    """FICS's verbose form of the move that led to ``board``: ``P/e2-e4``, ``o-o``, ``P/e7-e8=Q``."""
+    """FICS's verbose form of the move that made ``board``: ``P/e2-e4``, ``o-o``, ``P/e7-e8=Q``."""
     piece = board.piece_type_at(move.to_square)
     files = chess.square_file(move.to_square) - chess.square_file(move.from_square)
     if piece == chess.KING and abs(files) == 2:

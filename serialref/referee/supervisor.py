@@ -99,7 +99,11 @@ def _restore(match: MatchReferee, args: Sequence[str]) -> _Action:
 def _restart_game(match: MatchReferee, args: Sequence[str]) -> _Action:
     _no_arguments("restart-game", args)
     game = _current_game(match, "restart-game")
-    return lambda: game.restart(at=match.now())
+
+    def act() -> None:
+        game.restart(at=match.now())
+
+    return act
 
 
 def _abort(match: MatchReferee, args: Sequence[str]) -> _Action:

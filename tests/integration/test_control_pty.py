@@ -138,8 +138,9 @@ def test_every_command_end_to_end_with_restarts_in_between(tmp_path: Path) -> No
             assert paused["game"]["running"] is None
             time.sleep(0.5)  # a paused match does nothing: only time can show it
             after_pause = referee.entries_after("pause")
-            assert not [e for e in after_pause
-                        if e["event"] == "RecordSent" and "refcom respond" in e["text"]]  # fmt: skip
+            asked = [e for e in after_pause if e["event"] == "RecordSent"
+                     and "refcom respond" in e["text"]]  # fmt: skip
+            assert not asked
             assert len([e for e in after_pause if e["event"] == "MovePlayed"]) <= 1
             assert referee.ask("pause").error == "the match is paused already"
         finally:
