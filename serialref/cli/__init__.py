@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Sequence
 
 from serialref import __version__
-from serialref.cli import box, client, ctl, epd, referee
+from serialref.cli import box, client, ctl, epd, referee, watch
 from serialref.cli.base import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -109,4 +109,5 @@ def build_parser() -> argparse.ArgumentParser:
     box.add_verbs(verbs)
     epd.add_verbs(verbs)
     ctl.add_verbs(verbs)
+    watch.add_verbs(verbs)
     return parser
