@@ -12,7 +12,14 @@ from pathlib import Path
 import chess
 import pytest
 
-from serialref.events import GameEnded, GameStarted, MatchStarted, MovePlayed, SupervisorCommand
+from serialref.events import (
+    GameEnded,
+    GameStarted,
+    MatchEvent,
+    MatchStarted,
+    MovePlayed,
+    SupervisorCommand,
+)
 from serialref.observers.web import WebFeed, WebObserver
 from serialref.wire.address import Address
 
@@ -53,12 +60,17 @@ def test_the_page_the_stream_and_nothing_else() -> None:
     assert feed.answer(b"POST /events HTTP/1.1\r\n\r\n")[0].startswith(b"HTTP/1.1 405")
 
 
+def after(feed: WebFeed, event: MatchEvent) -> dict[str, object]:
+    """The state the page gets once ``event`` changed it (coalesced: sent soon, whole)."""
+    assert feed.update(event) is None
+    return message(feed.greeting())
+
+
 def test_every_message_is_the_whole_game() -> None:
     feed = WebFeed()
-    feed.update(MatchStarted(games=2, time_control="300+2", ports=("a", "b")))
-    assert message(feed.update(started()))["clocks"] == [300, 300]
-    *_, last = (feed.update(move) for move in moves(["e4", "e5", "Nf3"]))
-    state = message(last)
+    assert feed.update(MatchStarted(games=2, time_control="300+2", ports=("a", "b"))) == b""
+    assert after(feed, started())["clocks"] == [300, 300]
+    *_, state = (after(feed, move) for move in moves(["e4", "e5", "Nf3"]))
     board = chess.Board()
     for san in ("e4", "e5", "Nf3"):
         board.push_san(san)
@@ -67,11 +79,10 @@ def test_every_message_is_the_whole_game() -> None:
     assert state["running"] == "black"
     assert state["analysis"] == [{"ce": "23", "pv": "Nf3 Nc6"}, {"ce": "22", "pv": "Nf3 Nc6"}]
     assert "<svg" in str(state["svg"])
-    paused = message(feed.update(SupervisorCommand(command="pause", args=(), uid=0, game=3)))
+    paused = after(feed, SupervisorCommand(command="pause", args=(), uid=0, game=3))
     assert paused["paused"] is True and paused["running"] is None
-    ended = message(feed.update(GameEnded(game=3, result="1-0", termination="adjudication",
-                                          reason="adjudicated", fen=board.fen(),
-                                          consumed=(0, 0))))  # fmt: skip
+    ended = after(feed, GameEnded(game=3, result="1-0", termination="adjudication",
+                                  reason="adjudicated", fen=board.fen(), consumed=(0, 0)))
     assert ended["result"] == "1-0" and ended["running"] is None
 
 

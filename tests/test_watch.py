@@ -18,10 +18,10 @@ from serialref.watch.view import board_text, game_text, port_text
 
 pytest.importorskip("textual", reason="pip install textual (serialref[watch])")
 
-from serialref.watch.app import WatchApp  # noqa: E402
+from serialref.watch.app import WatchApp
 
 BOARD = chess.Board()
-for _san in "e4 c5 Nf3 d6 d4 cxd4 Nxd4 Nf6 Nc3 a6 Be3 e5".split():
+for _san in ["e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6", "Nc3", "a6", "Be3", "e5"]:
     BOARD.push_san(_san)
 
 STATUS: dict[str, Any] = {
@@ -29,7 +29,8 @@ STATUS: dict[str, Any] = {
               "paused": False, "event": "Club night", "time_control": "900+5"},
     "game": {"number": 2, "state": "playing", "white_port": "b", "ply": 12, "fen": BOARD.fen(),
              "turn": "white", "clocks": [812.4, 790.15], "running": "white",
-             "moves": "e4 c5 Nf3 d6 d4 cxd4 Nxd4 Nf6 Nc3 a6 Be3 e5".split()},
+             "moves": ["e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6", "Nc3", "a6",
+                       "Be3", "e5"]},
     "ports": {
         "a": {"name": "GNU Chess 6.2.9", "state": "idle", "recent": [
             {"to": True, "text": "... refcom respond; cc 87 101; sm Be3;", "wall": 0},

@@ -15,11 +15,13 @@ client stays subscribed (the web board's event stream) or is closed (its page).
 from __future__ import annotations
 
 import logging
+import math
 import os
 import queue
 import selectors
 import socket
 import threading
+import time
 from contextlib import suppress
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -53,8 +55,18 @@ class Feed(Protocol):
     wants_request: bool
     """Whether a client sends a request first (HTTP) before it is answered."""
 
-    def update(self, event: MatchEvent) -> bytes:
-        """The bytes every subscriber gets for ``event`` (empty: nothing to send)."""
+    events: tuple[type, ...]
+    """The events it follows; the referee's thread does not even queue the others."""
+
+    min_interval: float
+    """Seconds between two whole states sent for ``update``'s ``None`` (coalesced)."""
+
+    def update(self, event: MatchEvent) -> bytes | None:
+        """The bytes every subscriber gets for ``event``; ``None``: the whole state, soon.
+
+        ``None`` lets a feed whose every message is the whole state (the web board) send
+        one per :attr:`min_interval` however fast the moves come, the latest one.
+        """
         ...
 
     def greeting(self) -> bytes:
@@ -82,7 +94,10 @@ class FeedServer:
         self._feed = feed
         self._name = name
         self._events: queue.Queue[MatchEvent | None] = queue.Queue(MAX_QUEUED)
+        self._followed = feed.events
         self.dropped_events = 0
+        self._state_due: float | None = None  # when the coalesced whole state goes out
+        self._state_sent = -math.inf
         self._clients: dict[int, _Client] = {}
         try:
             self._listener = socket.create_server(
@@ -124,6 +139,8 @@ class FeedServer:
         Should the feed's thread fall that far behind, the event is dropped rather than
         held: every feed sends whole positions, so the next move puts it right.
         """
+        if not isinstance(event, self._followed):
+            return
         try:
             self._events.put_nowait(event)
         except queue.Full:
@@ -153,7 +170,15 @@ class FeedServer:
 
     def _run(self) -> None:
         while True:
-            for key, ready in self._selector.select():
+            timeout = None
+            if self._state_due is not None:
+                timeout = max(0.0, self._state_due - time.monotonic())
+            ready_keys = self._selector.select(timeout)
+            if self._state_due is not None and time.monotonic() >= self._state_due:
+                self._state_due = None
+                self._state_sent = time.monotonic()
+                self._broadcast(self._feed.greeting())
+            for key, ready in ready_keys:
                 if key.fileobj is self._listener:
                     self._accept()
                 elif key.fileobj == self._wake_reader:
@@ -178,10 +203,17 @@ class FeedServer:
             except Exception:
                 LOGGER.exception("%s: could not format %r", self._name, event)
                 continue
-            if data:
-                for client in list(self._clients.values()):
-                    if client.subscribed:
-                        self._send(client, data)
+            if data is None:
+                if self._state_due is None:
+                    self._state_due = self._state_sent + self._feed.min_interval
+            else:
+                self._broadcast(data)
+
+    def _broadcast(self, data: bytes) -> None:
+        if data:
+            for client in list(self._clients.values()):
+                if client.subscribed:
+                    self._send(client, data)
 
     def _accept(self) -> None:
         try:

@@ -89,7 +89,9 @@ def style12_line(
 class Style12Feed:
     """Follows the match and writes its Style 12 lines (a :class:`~.feed.Feed`)."""
 
-    wants_request = False
+    wants_request: bool = False
+    events: tuple[type, ...] = (MatchStarted, GameStarted, MovePlayed, GameEnded, SupervisorCommand)
+    min_interval: float = 0.0
 
     def __init__(self) -> None:
         self._board: chess.Board | None = None

@@ -50,7 +50,11 @@ def _response(status: str, kind: str, body: bytes = b"", *, stream: bool = False
 class WebFeed:
     """Follows the match and writes its messages for the page (a :class:`~.feed.Feed`)."""
 
-    wants_request = True
+    wants_request: bool = True
+    events: tuple[type, ...] = (
+        MatchStarted, GameStarted, MovePlayed, GameEnded, SupervisorCommand, PlayerSignedOn
+    )  # fmt: skip
+    min_interval: float = 0.1  # at most ten pages a second: what an eye follows, whatever the pace
 
     def __init__(self) -> None:
         self._control = TimeControl.parse("-")
@@ -63,7 +67,8 @@ class WebFeed:
         self._last: chess.Move | None = None
         self._root = chess.STARTING_FEN  # where the game starts: a restart goes back there
 
-    def update(self, event: MatchEvent) -> bytes:
+    def update(self, event: MatchEvent) -> bytes | None:
+        """The state changes; the page gets it whole, coalesced (``None``)."""
         if isinstance(event, MatchStarted):
             self._control = TimeControl.parse(event.time_control)
             return b""
@@ -82,7 +87,7 @@ class WebFeed:
             self._moves, self._last, self._analysis = [], None, [{}, {}]
         elif not isinstance(event, PlayerSignedOn):
             return b""
-        return self.greeting()
+        return None
 
     def greeting(self) -> bytes:
         board = self._board
