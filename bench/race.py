@@ -54,7 +54,7 @@ from serialref.testing import null_modem_cable
 TICKS = os.sysconf("SC_CLK_TCK")
 SAMPLE_EVERY = 0.1
 MATCH_TIMEOUT = 1800.0
-PORTS_TIMEOUT = 30.0
+PORTS_TIMEOUT = 120.0
 STARTED = re.compile(r"^Started game 1 of ")
 FINISHED = re.compile(r"^Finished game \d+ ")
 REFEREES = ("serialref", "fastchess", "cutechess-cli")
@@ -278,17 +278,22 @@ def cables() -> Iterator[tuple[list[str], list[str]]]:
 
 
 def run_serialref(
-    engine: list[str], games: int, tc: str, workdir: Path, watcher: Watcher, profile: bool
+    engine: list[str], games: int, tc: str, workdir: Path, watcher: Watcher, profile: str
 ) -> Run:
     """One match under ``serialref run``, its players two ``serialref client`` processes.
 
-    With ``profile`` each process runs under cProfile, writing ``PROCESS.prof`` in ``workdir``
-    (its figures then measure the profiler too).
+    ``profile`` "cprofile" runs each process under cProfile (``PROCESS.prof`` in
+    ``workdir``); "callgrind" runs each under valgrind's callgrind (``PROCESS.cg``), which
+    counts instructions and so reads the same on a busy machine. Either way the other
+    figures then measure the profiler too.
     """
     pgn = workdir / "games.pgn"
     result = Run("serialref")
 
     def serialref(process: str) -> list[str]:
+        if profile == "callgrind":
+            out = f"--callgrind-out-file={workdir / f'{process}.cg'}"
+            return ["valgrind", "--tool=callgrind", out, sys.executable, "-m", "serialref"]
         profiler = ["-m", "cProfile", "-o", str(workdir / f"{process}.prof")] if profile else []
         return [sys.executable, *profiler, "-m", "serialref"]
 
@@ -296,8 +301,9 @@ def run_serialref(
         log = stack.enter_context((workdir / "referee.log").open("wb"))
         errors = stack.enter_context((workdir / "referee.err").open("wb"))
         process = subprocess.Popen(
-            [*serialref("referee"), "run", *referee_ends, "--games", str(games), "--tc", tc, "--pgn", str(pgn),
-             "--reset-delay", "0", "--conclude-delay", "0", "--log-level", "info"],
+            [*serialref("referee"), "run", *referee_ends, "--games", str(games), "--tc", tc,
+             "--pgn", str(pgn), "--reset-delay", "0", "--conclude-delay", "0",
+             "--log-level", "info"],
             cwd=workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         watcher.watch(process.pid)
@@ -407,8 +413,9 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=20, help="games per match (even; default 20)")
     parser.add_argument("--tc", default="60+1", help="time control (default 60+1)")
     parser.add_argument("--repeats", type=int, default=1, help="matches per referee (default 1)")
-    parser.add_argument("--profile", action="store_true",
-                        help="run serialref's processes under cProfile (PROCESS.prof in the logs)")
+    parser.add_argument("--profile", choices=("cprofile", "callgrind"), default="",
+                        help="run serialref's processes under cProfile (PROCESS.prof in the"
+                             " logs) or callgrind (PROCESS.cg)")
     args = parser.parse_args()
     engine = shlex.split(args.engine)
     if args.games < 2 or args.games % 2:

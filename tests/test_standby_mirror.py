@@ -67,17 +67,20 @@ def test_mirror_tells_its_state_only_after_the_proof_and_appends_whole_entries(
 
 
 def test_mirror_takes_over_only_after_the_silence_it_was_given(tmp_path: Path) -> None:
-    with mirror_at(tmp_path / "mirror.jsonl", takeover_after=0.3) as mirror:
+    silence = 1.0
+    with mirror_at(tmp_path / "mirror.jsonl", takeover_after=silence) as mirror:
         waiting = MirrorThread(mirror)
         primary = proven(mirror)
-        primary.start()
-        for _ in range(8):  # heartbeats every 0.1 s keep the primary alive
-            assert waiting.join(0.1) is None
-            primary.heartbeat()
-            last_heartbeat = time.monotonic()
-        assert waiting.join() is True
-        assert waiting.returned_at - last_heartbeat >= 0.3
-        primary.close()
+        try:
+            primary.start()
+            for _ in range(5):  # heartbeats every 0.2 s keep the primary alive
+                assert waiting.join(0.2) is None
+                last_heartbeat = time.monotonic()  # taken before it can have arrived
+                primary.heartbeat()
+            assert waiting.join() is True
+            assert waiting.returned_at - last_heartbeat >= silence
+        finally:
+            primary.close()
 
 
 def test_a_mirror_that_never_heard_a_primary_waits_for_one(tmp_path: Path) -> None:
