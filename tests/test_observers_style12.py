@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import chess
 import pytest
+from matchevents import FOOLS_MATE, played_match
 
 from serialref.events import GameEnded, GameStarted, MatchStarted, MovePlayed
 from serialref.observers.feed import MAX_BUFFERED
@@ -159,3 +160,17 @@ def test_a_client_that_never_reads_is_dropped_and_the_others_go_on() -> None:
             wait_until(lambda: feed.clients == 0, "the stuck client to be dropped")
         with socket.create_connection(feed.address, timeout=5) as reader:
             assert style12.Style12(read_line(reader).strip()).game_no == 1
+
+
+@pytest.mark.parametrize("time_control", ["-", "300+3"])
+def test_a_match_as_the_referee_publishes_it(time_control: str) -> None:
+    feed = Style12Feed()
+    text = b"".join(feed.update(event) for event in played_match(time_control)).decode()
+    lines = text.splitlines()
+    twelves = [style12.Style12(line) for line in lines if line.startswith("<12>")]
+    assert [line.last_move_text for line in twelves] == [None, *FOOLS_MATE, "Qh4#"]
+    assert twelves[-1].fen.split()[0] == "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR"
+    assert not twelves[-1].is_clock_ticking and twelves[-2].is_clock_ticking
+    expected = 0 if time_control == "-" else 300 - 2 * 1.5 + 2 * 3  # two moves, two increments
+    assert twelves[-1].white_remaining_time == expected
+    assert lines[-1] == "{Game 1 (Alpha vs. Beta) Black mates} 0-1"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import chess
 import pytest
+from matchevents import FOOLS_MATE, untimed_game
 
 from serialref.events import (
     GameEnded,
@@ -150,3 +151,13 @@ def test_the_page_in_chromium_follows_the_game(chromium: object, tmp_path: Path)
         artifacts = Path(os.environ.get("SERIALREF_TEST_ARTIFACTS", tmp_path))
         artifacts.mkdir(parents=True, exist_ok=True)
         assert driver.save_screenshot(str(artifacts / "web-board.png"))  # type: ignore[attr-defined]
+
+
+def test_a_match_as_the_referee_publishes_it() -> None:
+    feed = WebFeed()
+    for event in untimed_game():
+        feed.update(event)
+    state = message(feed.greeting())
+    assert state["moves"] == list(FOOLS_MATE)
+    assert state["clocks"] == [None, None] and state["running"] is None
+    assert state["result"] == "0-1" and state["names"] == ["Alpha", "Beta"]
