@@ -29,6 +29,7 @@ from serialref.control.protocol import MAX_LINE, Reply, Request, decode_request,
 from serialref.control.status import RecentLines, match_status
 from serialref.errors import CommandError, ControlError
 from serialref.events import MatchEvent, SupervisorCommand
+from serialref.observers.output import printable
 from serialref.referee.match import MatchReferee
 from serialref.referee.supervisor import carry_out
 
@@ -141,9 +142,8 @@ class ControlServer:
                 if request.command != "status":
                     command = SupervisorCommand(request.command, request.args, uid)
                     carry_out(match, command)
-                    LOGGER.warning(
-                        "supervisor (uid %d): %s %s", uid, request.command, " ".join(request.args)
-                    )
+                    said = " ".join((request.command, *request.args))
+                    LOGGER.warning("supervisor (uid %d): %s", uid, printable(said))
                 replies.append(Reply(True, match_status(match, self.recent)))
             except CommandError as exc:
                 replies.append(Reply(False, error=str(exc)))
