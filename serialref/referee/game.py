@@ -461,15 +461,6 @@ class GameReferee:
         if held is not None and self.state is GameState.PLAYING:
             self._send_respond(*held)
 
-    def adjudicate(self, verdict: Verdict, now: float) -> None:
-        """The supervisor ends the game (PGN Termination ``adjudication``)."""
-        self._held = None
-        self.end(verdict, at=now)
-
-    def restore_player(self, port: str) -> None:
-        """Send the player its game again (PROTOCOL.md 6), as if it had signed on again."""
-        self.signed_on_again(port)
-
     def _start_over(self, *_args: Any, at: float) -> None:
         """The game's initial position and fresh clocks; both players are reset again."""
         board = self._initial_board()

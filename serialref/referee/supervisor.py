@@ -83,7 +83,11 @@ def _adjudicate(match: MatchReferee, args: Sequence[str]) -> _Action:
     game = _begun_game(match, "adjudicate")
     reason = " ".join(args[1:]) or "adjudicated by the supervisor"
     verdict = Verdict(result, Termination.ADJUDICATION, reason)
-    return lambda: game.adjudicate(verdict, match.now())
+
+    def act() -> None:
+        game.end(verdict, at=match.now())
+
+    return act
 
 
 def _restore(match: MatchReferee, args: Sequence[str]) -> _Action:
@@ -93,7 +97,7 @@ def _restore(match: MatchReferee, args: Sequence[str]) -> _Action:
     game = _current_game(match, "restore")
     if not match.sessions[port].signed_on:
         raise CommandError(f"the player on port {port.upper()} is not signed on")
-    return lambda: game.restore_player(port)
+    return lambda: game.signed_on_again(port)  # as if it had signed on again
 
 
 def _restart_game(match: MatchReferee, args: Sequence[str]) -> _Action:
