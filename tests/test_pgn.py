@@ -29,7 +29,7 @@ from serialref.events import (
     RecordSent,
 )
 from serialref.recorders.journal import JournalGame
-from serialref.recorders.pgn import PgnRecorder, game_to_pgn
+from serialref.recorders.pgn import PgnRecorder, game_to_pgn, pgn_text
 
 TAGS = {
     "Event": "Serial Cup", "Site": "Lab", "Date": "2024.05.01", "Round": "1",
@@ -254,7 +254,16 @@ def test_analysis_is_a_readable_comment_in_a_fixed_order() -> None:
 def test_an_illegal_move_is_a_value_error() -> None:
     moves = [replace(play(["e2e4"])[0], uci="e2e5")]
     with pytest.raises(ValueError, match="e2e5"):
-        game_to_pgn(start(), moves, None)
+        pgn_text(start(), moves, None)
+
+
+def test_the_text_is_what_python_chess_writes_for_the_game() -> None:
+    """The SAN announced with each move is what python-chess would work out."""
+    moves = play(["e2e4", "d7d5", "e4d5", "d8d5", "b1c3", "d5a5", "g1f3", "g8f6", "f1c4", "c8g4",
+                  "c4f7", "e8f7"])
+    game = game_to_pgn(start(), moves, end(result="1/2-1/2"))
+    expected = game.accept(chess.pgn.StringExporter())
+    assert pgn_text(start(), moves, end(result="1/2-1/2")) == expected
 
 
 # --- hostile text ----------------------------------------------------------------------

@@ -150,7 +150,8 @@ def run_referee(
                 ProgressObserver(progress, resumed=resumed.point if resumed else None)
             )
         observers.extend(extra_listeners)
-        observers.append(SystemdStatusObserver(notifier))
+        if notifier.enabled:  # under systemd: each move's status line costs a datagram
+            observers.append(SystemdStatusObserver(notifier))
         for observer in observers:
             stack.callback(observer.close)
         control = _control_server(config)

@@ -35,7 +35,7 @@ from serialref.errors import RecorderError, recorder_error
 from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed, SupervisorCommand
 from serialref.recorders.journal import JournalGame
 
-__all__ = ["PgnRecorder", "game_to_pgn"]
+__all__ = ["PgnRecorder", "game_to_pgn", "pgn_text"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -82,9 +82,12 @@ def _pgn_clock(seconds: float) -> str:
 
 
 def _add_played_move(
-    node: chess.pgn.GameNode, board: chess.Board, played: MovePlayed
+    node: chess.pgn.GameNode, turn: chess.Color, played: MovePlayed
 ) -> chess.pgn.ChildNode:
-    """Push ``played`` on ``board`` and hang it under ``node`` with clock and analysis.
+    """Hang ``played`` (a move of ``turn``) under ``node`` with clock and analysis.
+
+    The referee played the move on its board already, and the exporter replays the
+    game when it writes it, so no board is kept here.
 
     Clocks use the referee's own clock face (:func:`serialref.clock.format_clock`:
     rounded down, never negative), so the PGN shows what the console and Style 12
@@ -92,8 +95,8 @@ def _add_played_move(
     a move time shows tenths (``[%emt 0:00:00.1]``), as a clock face in time trouble
     does: at ``10+0.1`` every move would otherwise read ``0:00:00``.
     """
-    remaining = played.remaining[side_index(board.turn)]
-    child = node.add_variation(board.push_uci(played.uci))
+    remaining = played.remaining[side_index(turn)]
+    child = node.add_variation(chess.Move.from_uci(played.uci))
     parts = [f"[%clk {_pgn_clock(remaining)}]"] if math.isfinite(remaining) else []
     parts.append(f"[%emt {_pgn_clock(played.elapsed)}]")
     analysis = _analysis_text(played.analysis)
@@ -113,7 +116,8 @@ def game_to_pgn(
     without it), ``PlyCount``, ``SetUp``/``FEN`` for a non-standard start, then
     any other tag of ``started.tags`` whose name PGN allows. Opening moves come
     first without clocks; ``ended.reason`` is a comment after the last move.
-    Raises ``ValueError`` (from python-chess) for an invalid FEN or an illegal move.
+    Moves are taken as the referee played them; :func:`pgn_text` checks them as it
+    writes. Raises ``ValueError`` (from python-chess) for an invalid FEN or opening move.
     """
     board = chess.Board(started.fen)
     game = chess.pgn.Game()
@@ -138,12 +142,50 @@ def game_to_pgn(
     node: chess.pgn.GameNode = game
     for san in started.opening_moves:
         node = node.add_variation(board.push_san(san))
+    turn = board.turn
     for played in moves:
-        node = _add_played_move(node, board, played)
+        node = _add_played_move(node, turn, played)
+        turn = not turn
     reason = _comment_text(ended.reason) if ended else ""
     if reason:
         node.comment = f"{node.comment} {reason}".lstrip()
     return game
+
+
+class _PlayedSanExporter(chess.pgn.StringExporter):
+    """Writes the SAN each move was announced with instead of working it out again.
+
+    SAN needs the legal moves of the position (for disambiguation, check and mate),
+    which the referee generated when the move was played; doing it again was the
+    largest cost of a PGN game. Legality is still checked, at the price of one
+    ``is_legal`` per move, so a journal that names an impossible move is refused.
+    """
+
+    def __init__(self, sans: Sequence[str]) -> None:
+        super().__init__()
+        self._sans = iter(sans)
+
+    def visit_move(self, board: chess.Board, move: chess.Move) -> None:
+        if not board.is_legal(move):
+            raise ValueError(f"illegal move {move.uci()} in {board.fen()}")
+        if board.turn == chess.WHITE:
+            self.write_token(f"{board.fullmove_number}. ")
+        elif self.force_movenumber:
+            self.write_token(f"{board.fullmove_number}... ")
+        self.write_token(f"{next(self._sans)} ")
+        self.force_movenumber = False
+
+
+def pgn_text(
+    started: GameStarted, moves: Sequence[MovePlayed], ended: GameEnded | None
+) -> str:
+    """The game of :func:`game_to_pgn` as PGN text, each move checked for legality.
+
+    Raises ``ValueError`` for an invalid FEN, opening move or played move.
+    """
+    game = game_to_pgn(started, moves, ended)
+    sans = [*started.opening_moves, *(played.san for played in moves)]
+    return game.accept(_PlayedSanExporter(sans))
 
 
 def _separator(tail: bytes) -> str:
@@ -280,12 +322,11 @@ class PgnRecorder:
         while self._waiting:
             started, moves, ended = self._waiting[0]
             try:
-                game = game_to_pgn(started, moves, ended)
+                text = pgn_text(started, moves, ended) + "\n\n"
             except ValueError as exc:
                 raise RecorderError(
                     f"cannot write {self._path}: game {started.game}: {exc}"
                 ) from exc
-            text = game.accept(chess.pgn.StringExporter()) + "\n\n"
             try:
                 self._append(text.encode("utf-8"))
             except OSError as exc:
