@@ -1,6 +1,7 @@
 """What ``serialref client`` costs each move beyond the engine's own thinking.
 
     python bench/overhead.py [--games N] [--engine PATH] [--nodes N] [--tc TC]
+                             [--against DIR]... [--rounds N]
 
 A match of two ``serialref client --engine ...`` processes under ``serialref run``, all
 separate processes, over pseudo-terminal null-modem cables (``serialref.testing``).
@@ -18,6 +19,11 @@ and python-chess's exchange with the engine. The cable's own crossing time is me
 apart and printed next to it. Also printed: each client's CPU per move it played and
 both clients' together per ply (from ``/proc``, between the first and the last move of
 the match, so start-up is not counted), and their peak resident memory.
+
+With ``--against DIR`` (another checkout of serialref, an older commit say; repeatable)
+the same match is played with that tree's clients too, alternating ``--rounds`` times
+between the trees under this tree's referee, so that all sets of figures come from one
+run on the same machine load, side by side. The load average is printed with them.
 
 Targets: overhead median <= 0.5 ms, p99 <= 2 ms; both clients <= 0.3 ms CPU per ply;
 client RSS <= 25 MB.
@@ -42,8 +48,6 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from serialref.testing import null_modem_cable
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(__file__).resolve()
@@ -129,8 +133,15 @@ def run_match(
     *,
     games: int,
     tc: str,
+    clients_from: Path = ROOT,
 ) -> Match:
-    """``serialref run`` and a client per ``(name, engine command, client options)``."""
+    """``serialref run`` and a client per ``(name, engine command, client options)``.
+
+    The clients run from the source tree ``clients_from`` (``python -m serialref``
+    finds the package in its working directory first); the referee from this one.
+    """
+    from serialref.testing import null_modem_cable  # not needed by the relay, which starts fast
+
     journal = directory / "journal.jsonl"
     with ExitStack() as stack:
         cables = [stack.enter_context(null_modem_cable()) for _ in players]
@@ -154,17 +165,30 @@ def run_match(
             process = subprocess.Popen(
                 [sys.executable, "-m", "serialref", "client", cable.path_b,
                  "--engine", shlex.join(wrapped), "--log-level=info", *options],
-                cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                cwd=clients_from, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=stack.enter_context(stderr.open("wb")),
             )  # fmt: skip
             clients.append(Client(name, process, stamps, stderr))
         sampler = threading.Thread(target=_sample, args=(journal, clients), daemon=True)
         sampler.start()
-        referee.wait()
+        _await_referee(referee, clients)
         for client in clients:
             client.process.wait(timeout=60)
         sampler.join()
     return Match(journal, clients, referee.returncode, crossing)
+
+
+def _await_referee(referee: subprocess.Popen[bytes], clients: list[Client]) -> None:
+    """Wait for the match to end; a client that fails first ends it (the referee would wait)."""
+    while referee.poll() is None:
+        for client in clients:
+            if client.process.poll() not in (None, 0):
+                for process in (referee, *(other.process for other in clients)):
+                    process.terminate()
+                    process.wait()
+                reason = client.stderr.read_text(errors="replace").strip().splitlines()[-1:]
+                raise SystemExit(f"client {client.name} failed: {' '.join(reason)}")
+        time.sleep(0.1)
 
 
 def cable_crossing(path_a: str, path_b: str, rounds: int = 200) -> float:
@@ -256,34 +280,41 @@ def _figures(seconds: list[float]) -> str:
     )
 
 
-def cpu_per_ply(client: Client) -> float | None:
-    """CPU seconds per ply of the match, between the first and last move sampled."""
+def cpu_used(client: Client) -> tuple[float, int] | None:
+    """CPU seconds and plies of the match between the first and last move sampled."""
     played = [sample for sample in client.samples if sample[0] > 0]
     if len(played) < 2:
         return None
     first = played[0]
     last = next(sample for sample in reversed(played) if sample[0] == played[-1][0])
     plies = last[0] - first[0]
-    return (last[1] - first[1]) / plies if plies else None
+    return (last[1] - first[1], plies) if plies else None
 
 
-def report(match: Match) -> None:
-    """Print the overhead, CPU and memory figures of a match."""
-    by_client = overheads(match)
+def report(*matches: Match) -> None:
+    """Print the overhead, CPU and memory figures of one or more matches of the same clients."""
+    by_client: dict[str, list[float]] = {}
+    for match in matches:
+        for name, measured in overheads(match).items():
+            by_client.setdefault(name, []).extend(measured)
     every = [seconds for measured in by_client.values() for seconds in measured]
     if every:
         print(f"overhead per move: {_figures(every)}")
         for name, measured in by_client.items():
             if measured:
                 print(f"  {name} client: {_figures(measured)}")
-    print(f"  of which the cable, twice: {2 * match.cable_crossing * 1000:.3f} ms (median)")
+    crossing = statistics.median(match.cable_crossing for match in matches)
+    print(f"  of which the cable, twice: {2 * crossing * 1000:.3f} ms (median)")
     together = 0.0
-    for client in match.clients:
-        per_ply = cpu_per_ply(client)
-        peak = max((sample[2] for sample in client.samples), default=0)
-        if per_ply is None:
+    for index, client in enumerate(matches[0].clients):
+        runs = [match.clients[index] for match in matches]
+        cpu = [figure for figure in map(cpu_used, runs) if figure is not None]
+        peak = max((sample[2] for run in runs for sample in run.samples), default=0)
+        seconds, plies = sum(figure[0] for figure in cpu), sum(figure[1] for figure in cpu)
+        if not plies:
             print(f"{client.name}: too few samples for a CPU figure")
             continue
+        per_ply = seconds / plies
         together += per_ply
         print(
             f"{client.name} client: {2 * per_ply * 1000:.3f} ms CPU per move it played, "
@@ -301,18 +332,44 @@ def main() -> None:
     parser.add_argument("--engine", default=shutil.which("stockfish") or "/usr/games/stockfish")
     parser.add_argument("--nodes", type=int, default=1, help="node limit a move (default 1)")
     parser.add_argument("--tc", default="300+1", help="time control (default 300+1)")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        action="append",
+        default=[],
+        help="another serialref tree whose clients to measure alongside (repeatable)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="matches per tree, alternated (default 1)"
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as directory:
-        options = [f"--nodes={args.nodes}"]
-        match = run_match(
-            Path(directory),
-            [("a", [args.engine], options), ("b", [args.engine], options)],
-            games=args.games,
-            tc=args.tc,
-        )
-        if match.referee_exit != 0:
-            raise SystemExit(f"serialref run failed with exit code {match.referee_exit}")
-        report(match)
+    trees = [("this tree", ROOT)]
+    for other in args.against:
+        if not (other / "serialref" / "__init__.py").is_file():
+            raise SystemExit(f"--against {str(other)!r}: no serialref package there")
+        trees.append((f"{other}", other.resolve()))
+    options = [f"--nodes={args.nodes}", "--protocol=uci"]
+    matches: dict[str, list[Match]] = {label: [] for label, _ in trees}
+    with tempfile.TemporaryDirectory() as scratch:
+        for round_number in range(args.rounds):
+            for index, (label, tree) in enumerate(trees):
+                directory = Path(scratch) / f"{round_number}-{index}"
+                directory.mkdir()
+                match = run_match(
+                    directory,
+                    [("a", [args.engine], options), ("b", [args.engine], options)],
+                    games=args.games,
+                    tc=args.tc,
+                    clients_from=tree,
+                )
+                if match.referee_exit != 0:
+                    raise SystemExit(f"serialref run failed with exit code {match.referee_exit}")
+                matches[label].append(match)
+        loads = " ".join(f"{load:.2f}" for load in os.getloadavg())
+        print(f"load average {loads} on {os.cpu_count()} cores")
+        for label, _ in trees:
+            print(f"-- clients of {label}: {args.rounds} x {args.games} games, nodes {args.nodes}")
+            report(*matches[label])
 
 
 if __name__ == "__main__":

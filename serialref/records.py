@@ -240,12 +240,21 @@ def _request(request: Refreq, board: chess.Board, *operations: Operation) -> Epd
     return EpdRecord.from_board(board, Operation("refreq", (Operand(request.value),)), *operations)
 
 
-def sign_on(board: chess.Board, name: str | None = None, address: str = "") -> EpdRecord:
-    """``refreq sign_on``, with ``tcsi`` when the player has a name to give."""
-    if name is None:
-        return _request(Refreq.SIGN_ON, board)
-    identity = (Operand(tag_value(address), quoted=True), Operand(tag_value(name), quoted=True))
-    return _request(Refreq.SIGN_ON, board, Operation("tcsi", identity))
+def sign_on(
+    board: chess.Board, name: str | None = None, address: str = "", token: str | None = None
+) -> EpdRecord:
+    """``refreq sign_on``, with ``tcsi`` when the player has a name to give.
+
+    ``token`` is a TCP seat's token, in an operation of its own that a referee without
+    TCP seats ignores (spec 5.3: unknown opcodes are ignored).
+    """
+    operations = []
+    if name is not None:
+        identity = (Operand(tag_value(address), quoted=True), Operand(tag_value(name), quoted=True))
+        operations.append(Operation("tcsi", identity))
+    if token is not None:
+        operations.append(Operation("token", (Operand(tag_value(token), quoted=True),)))
+    return _request(Refreq.SIGN_ON, board, *operations)
 
 
 def sign_off(board: chess.Board) -> EpdRecord:

@@ -131,3 +131,18 @@ def test_ctl_without_a_referee_says_so(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == cli.EXIT_FAILURE
     err = capsys.readouterr().err
     assert err.startswith("serialref: error: no control socket at") and err.count("\n") == 1
+
+
+def test_under_systemd_a_lone_referee_listens_in_its_runtime_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from serialref.appliance.assembly import with_runtime_socket
+    from serialref.appliance.config import load_config
+
+    config = load_config(None, {"port_a": "/dev/ttyUSB0", "port_b": "/dev/ttyUSB1"})
+    monkeypatch.delenv("RUNTIME_DIRECTORY", raising=False)
+    assert with_runtime_socket(config).control_socket is None
+    monkeypatch.setenv("RUNTIME_DIRECTORY", "/run/serialref")
+    assert with_runtime_socket(config).control_socket == Path("/run/serialref/control.sock")
+    given = load_config(None, {"control_socket": "/tmp/ref.sock"})
+    assert with_runtime_socket(given).control_socket == Path("/tmp/ref.sock")

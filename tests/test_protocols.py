@@ -7,7 +7,7 @@ from pathlib import Path
 
 import chess
 import pytest
-from enginetools import request, run, running, sent, timed, xboard_settings
+from enginetools import request, run, running, sent, timed, uci_settings, xboard_settings
 
 from serialref.client.startup import EngineProtocol
 from serialref.errors import EngineError
@@ -80,6 +80,73 @@ def test_an_illegal_xboard_move_without_a_game_over_is_a_fault(tmp_path: Path) -
         async with running(settings) as player:
             with pytest.raises(EngineError, match=r"failed: .*d4b2"):
                 await player.think(request())
+            assert player.pid is None
+
+    run(scenario())
+
+
+def test_a_uci_game_is_sent_as_one_position_line_that_grows(tmp_path: Path) -> None:
+    log = tmp_path / "uci.log"
+    histories = []
+
+    async def scenario() -> None:
+        async with running(uci_settings(log)) as player:
+            board = chess.Board()
+            for _ in range(4):
+                histories.append(" ".join(move.uci() for move in board.move_stack))
+                decision = await player.think(request(board))
+                assert decision.move is not None
+                board.push(decision.move)
+                board.push(sorted(board.legal_moves, key=chess.Move.uci)[0])
+
+    run(scenario())
+    commands = sent(log)
+    positions = [line for line in commands if line.startswith("position")]
+    assert positions == ["position startpos"] + [
+        f"position startpos moves {history}" for history in histories[1:]
+    ]
+    assert commands.count("ucinewgame") == 1
+    assert commands.count("isready") == 1  # at the game's start only
+
+
+def test_another_board_or_another_history_starts_the_position_line_again(tmp_path: Path) -> None:
+    log = tmp_path / "uci.log"
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 40"
+
+    async def scenario() -> None:
+        async with running(uci_settings(log)) as player:
+            first = chess.Board()
+            await player.think(request(first))
+            first.push_san("d4")
+            first.push_san("d5")
+            await player.think(request(first))
+            first.pop()
+            first.push_san("Nf6")  # same length, another move
+            await player.think(request(first))
+            other = chess.Board(fen)
+            other.push_san("e4")
+            other.push_san("Kd7")
+            await player.think(request(other))
+
+    run(scenario())
+    positions = [line for line in sent(log) if line.startswith("position")]
+    assert positions[1:] == [
+        "position startpos moves d2d4 d7d5",
+        "position startpos moves d2d4 g8f6",
+        f"position fen {fen} moves e2e4 e8d7",
+    ]
+
+
+def test_an_illegal_bestmove_within_a_game_is_a_fault(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running(uci_settings(tmp_path / "uci.log", "illegal-later")) as player:
+            board = chess.Board()
+            board.push_san("d4")
+            assert (await player.think(request(board))).move == chess.Move.from_uci("e7e5")
+            board.push_san("e5")
+            board.push_san("dxe5")
+            with pytest.raises(EngineError, match=r"failed: .*e2e5"):
+                await player.think(request(board))
             assert player.pid is None
 
     run(scenario())

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import chess
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from serialref.client.players import Analysis, Decision
 from serialref.client.replies import reply_in_finished_position, reply_to
+from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
 from serialref.errors import EngineError
 
@@ -15,27 +18,27 @@ E4 = chess.Move.from_uci("e2e4")
 
 
 def text(decision: Decision, *, draw_offered: bool = False) -> str:
-    record, _ = reply_to(chess.Board(), decision, draw_offered=draw_offered, claim_draws=True)
-    return format_record(record)
+    line, _ = reply_to(chess.Board(), decision, draw_offered=draw_offered, claim_draws=True)
+    return line
 
 
 def test_a_move_with_its_analysis() -> None:
     pv = (E4, chess.Move.from_uci("e7e5"), chess.Move.from_uci("a1a8"))
     decision = Decision(E4, analysis=Analysis(centipawns=35, pv=pv, nodes=10, seconds=1))
-    record, move = reply_to(chess.Board(), decision, draw_offered=False, claim_draws=True)
+    line, move = reply_to(chess.Board(), decision, draw_offered=False, claim_draws=True)
     assert move == E4
     # The variation stops at its first illegal move.
-    assert format_record(record) == (
+    assert line == (
         f"{START} acn 10; acs 1; ce 35; fmvn 1; hmvc 0; pv e4 e5; refreq reply; sm e4;"
     )
 
 
 def test_a_resignation_plays_no_move() -> None:
-    record, move = reply_to(
+    line, move = reply_to(
         chess.Board(), Decision(E4, resign=True), draw_offered=False, claim_draws=True
     )
     assert move is None
-    assert format_record(record) == f"{START} fmvn 1; hmvc 0; refreq reply; resign;"
+    assert line == f"{START} fmvn 1; hmvc 0; refreq reply; resign;"
 
 
 def test_accepting_an_offered_draw_plays_no_move() -> None:
@@ -68,3 +71,72 @@ def test_a_finished_position_is_answered_without_a_move() -> None:
     assert format_record(reply_in_finished_position(mated)).endswith(
         "fmvn 3; hmvc 1; refreq reply;"
     )
+
+
+@st.composite
+def positions_and_decisions(draw: st.DrawFn) -> tuple[chess.Board, Decision, bool]:
+    """A position some random moves into a game, a legal move there and what may go with it."""
+    board = chess.Board()
+    for _ in range(draw(st.integers(0, 60))):
+        moves = sorted(board.legal_moves, key=chess.Move.uci)
+        if not moves:
+            break
+        board.push(draw(st.sampled_from(moves)))
+    moves = sorted(board.legal_moves, key=chess.Move.uci)
+    move = draw(st.sampled_from(moves)) if moves else None
+    pv: list[chess.Move] = []
+    line = board.copy()
+    while move is not None and len(pv) < draw(st.integers(0, 6)):
+        following = move if not pv else draw(st.sampled_from(sorted(line.legal_moves, key=str)))
+        pv.append(following)
+        line.push(following)
+        if not any(line.legal_moves):
+            break
+    analysis = draw(
+        st.none()
+        | st.builds(
+            Analysis,
+            centipawns=st.none() | st.integers(-40_000, 40_000),
+            pv=st.just(tuple(pv)),
+            nodes=st.none() | st.integers(-1, 10**9),
+            seconds=st.none() | st.integers(-1, 10**5),
+        )
+    )
+    decision = Decision(
+        move,
+        draw_offer=draw(st.booleans()),
+        draw_accept=draw(st.booleans()),
+        draw_claim=move is None or draw(st.booleans()),
+        resign=move is None or draw(st.booleans()),
+        analysis=analysis,
+    )
+    return board, decision, draw(st.booleans())
+
+
+@given(positions_and_decisions())
+def test_a_reply_line_is_a_normalised_record_of_the_position_and_the_move(
+    case: tuple[chess.Board, Decision, bool],
+) -> None:
+    board, decision, draw_offered = case
+    line, move = reply_to(board, decision, draw_offered=draw_offered, claim_draws=True)
+    record = parse_record(line)
+    assert format_record(record) == line
+    assert record.identifier("refreq") == "reply"
+    assert record.board().epd(en_passant="fen") == board.epd(en_passant="fen")
+    assert (record.integer("fmvn"), record.integer("hmvc")) == (
+        board.fullmove_number,
+        board.halfmove_clock,
+    )
+    assert ("sm" in record) == (move is not None)
+    if move is not None:
+        assert record.move("sm", board) == move
+    if "pv" in record:
+        line = board.copy()
+        variation = [line.push_san(san) for san in record.operand_texts("pv")]
+        assert decision.analysis is not None
+        assert tuple(variation) == decision.analysis.pv[: len(variation)]
+    flags = {"resign", "draw_accept", "draw_offer", "draw_claim"} & {
+        operation.opcode for operation in record.operations
+    }
+    assert len(flags) <= 1
+    assert ("resign" in flags) == decision.resign

@@ -7,6 +7,7 @@ closes everything, whatever happens.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import os
@@ -37,7 +38,13 @@ from serialref.wire.transport import LineDelay
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["match_settings", "port_plans", "run_referee", "set_journal_aside"]
+__all__ = [
+    "match_settings",
+    "port_plans",
+    "run_referee",
+    "set_journal_aside",
+    "with_runtime_socket",
+]
 
 _TYPICAL_REPLY = 160  # bytes: a reply record with a move and some analysis
 
@@ -107,6 +114,7 @@ def run_referee(
     extra_listeners: Sequence[MatchListener] = (),
     on_ready: Callable[[], None] | None = None,
     new_match: bool = False,
+    on_daemon: Callable[[RefereeDaemon], None] | None = None,
 ) -> bool:
     """Play the configured match; True when complete, False when stopped.
 
@@ -114,7 +122,8 @@ def run_referee(
     would lose their first sign-on, which opening a port discards. ``console`` gets
     the live board, ``progress`` the games, the score and the Elo estimate. The extra
     listeners are observers: they see every event and can never stop the match.
-    ``new_match`` sets an existing journal aside instead of resuming it.
+    ``new_match`` sets an existing journal aside instead of resuming it. ``on_daemon``
+    is handed the daemon before it runs, so an event can stop one of its boards.
     """
     settings = match_settings(config)
     plans = port_plans(config)
@@ -171,6 +180,8 @@ def run_referee(
         )
         if control is not None:
             control.start(daemon.submit)
+        if on_daemon is not None:
+            on_daemon(daemon)
         # Everything built so far (modules, python-chess's tables, the openings) lives
         # as long as the match: frozen, full collections during the match skip it
         # (bench/referee.py: CPU per ply at the 99th percentile 0.35 -> 0.25 ms).
@@ -181,14 +192,22 @@ def run_referee(
 
 
 def _control_server(config: MatchConfig) -> ControlServer | None:
-    """The supervisor's socket: where the configuration says, else the service's runtime dir."""
-    path = config.control_socket
-    runtime = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
-    if path is None and runtime:
-        path = Path(runtime) / "control.sock"
-    if path is None:
+    """The supervisor's socket, where the configuration says (:func:`with_runtime_socket`)."""
+    if config.control_socket is None:
         return None
-    return ControlServer(path, group=config.control_group)
+    return ControlServer(config.control_socket, group=config.control_group)
+
+
+def with_runtime_socket(config: MatchConfig) -> MatchConfig:
+    """A lone referee's control socket: under systemd, the runtime directory's by default.
+
+    Only ``serialref run`` and ``standby`` take this default: the boards of an event
+    would all claim the same socket.
+    """
+    runtime = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
+    if config.control_socket is not None or not runtime:
+        return config
+    return dataclasses.replace(config, control_socket=Path(runtime) / "control.sock")
 
 
 def _audience(config: MatchConfig, stack: ExitStack) -> list[MatchListener]:

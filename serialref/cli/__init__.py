@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Sequence
 
 from serialref import __version__
-from serialref.cli import box, client, ctl, epd, referee, watch
+from serialref.cli import box, client, ctl, epd, event, referee, report, watch
 from serialref.cli.base import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -108,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     client.add_verbs(verbs)
     box.add_verbs(verbs)
     epd.add_verbs(verbs)
+    event.add_verbs(verbs)
+    report.add_verbs(verbs)
     ctl.add_verbs(verbs)
     watch.add_verbs(verbs)
     return parser

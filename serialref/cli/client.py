@@ -75,6 +75,9 @@ def add_verbs(verbs: Verbs) -> None:
         help="moves in a row the --resign-below score must hold (default 3)",
     )
     client.add_argument("--name", help="name given at sign-on (default: the player's own)")
+    client.add_argument(
+        "--token", help="the token a TCP seat (serialref event, listen://) asks of this player"
+    )
     client.add_argument("--baud", type=int, default=9600, help="line rate (default 9600)")
     client.add_argument(
         "--newline", choices=tuple(NEWLINES), default="crlf", help="line end sent (default crlf)"
@@ -135,4 +138,5 @@ def _run(args: argparse.Namespace) -> int:
         newline=NEWLINES[args.newline],
         name=args.name,
         log_path=args.log,
+        token=args.token,
     )

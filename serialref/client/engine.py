@@ -53,8 +53,8 @@ from serialref.client.startup import (
     EngineDialect,
     EngineProtocol,
     OpenEngine,
+    end_engine,
     find_program,
-    kill_engine,
     open_engine,
 )
 from serialref.errors import ConfigError, EngineError, escape
@@ -64,6 +64,7 @@ __all__ = [
     "STOP_GRACE",
     "UNTIMED_MOVETIME",
     "EnginePlayer",
+    "check_node_limit",
 ]
 
 LOGGER = logging.getLogger(__name__)
@@ -79,9 +80,6 @@ SETTLE_TIMEOUT = 2.0
 
 STOP_PATIENCE = 0.25
 """Seconds the next search waits for an abandoned one to end before killing its engine."""
-
-_INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
-"""What python-chess parses of each ``info`` line; the variation is read once, at the end."""
 
 PV_PLIES = 8
 """Plies of the engine's principal variation passed on in the reply's ``pv``.
@@ -158,12 +156,8 @@ class EnginePlayer:
         LOGGER.debug("%s: thinking with %s, deadline %s", self.name, limit, request.deadline)
         engine.begin_search()
         search = asyncio.ensure_future(
-            engine.play(
-                request.board,
-                limit,
-                game=request.game,
-                info=_INFO,
-                draw_offered=request.draw_offered,
+            engine.search(
+                request.board, limit, game=request.game, draw_offered=request.draw_offered
             )
         )
         search.add_done_callback(_consume)
@@ -246,19 +240,7 @@ class EnginePlayer:
             raise
 
     def _check_limits(self, opened: OpenEngine) -> None:
-        """Refuse a node limit an XBoard engine has not declared it can keep."""
-        engine = opened.engine
-        if (
-            self._settings.nodes is not None
-            and isinstance(engine, XBoardEngine)
-            and not engine.features.get("nps")
-        ):
-            name = engine.id.get("name") or self.name
-            raise ConfigError(
-                "nodes",
-                f"{name} does not take node limits (its XBoard features have no nps=1); "
-                "use --depth or --movetime",
-            )
+        check_node_limit(self._settings, opened, self.name)
 
     def _engine(self) -> EngineDialect:
         if self._running is None:
@@ -268,15 +250,8 @@ class EnginePlayer:
     async def _stop_engine(self, *, politely: bool = False) -> None:
         """End the engine process and wait until it is reaped (no zombie, no stray task)."""
         running, self._running = self._running, None
-        if running is None:
-            return
-        engine = running.engine
-        if politely and not engine.returncode.done():
-            try:
-                await asyncio.wait_for(engine.quit(), 2.0)
-            except (chess.engine.EngineError, TimeoutError) as exc:
-                LOGGER.warning("%s did not quit (%s): killing it", self.name, exc)
-        await kill_engine(running.transport, engine)
+        if running is not None:
+            await end_engine(running, politely=politely, name=self.name)
 
     def _refusal(self, command: str, line: str) -> None:
         if command in self._refused:
@@ -456,6 +431,19 @@ class EnginePlayer:
         if fixed.nodes is not None and self._protocol is EngineProtocol.XBOARD:
             return fixed
         return dataclasses.replace(clock, nodes=fixed.nodes, depth=fixed.depth, time=fixed.time)
+
+
+def check_node_limit(settings: EngineSettings, opened: OpenEngine, name: str) -> None:
+    """Refuse a node limit an XBoard engine has not declared it can keep."""
+    engine = opened.engine
+    if settings.nodes is not None and isinstance(engine, XBoardEngine) and not engine.features.get(
+        "nps"
+    ):
+        raise ConfigError(
+            "nodes",
+            f"{engine.id.get('name') or name} does not take node limits (its XBoard features "
+            "have no nps=1); use --depth or --movetime",
+        )
 
 
 def _complete(ended: asyncio.Future[None]) -> None:

@@ -11,9 +11,18 @@ python-chess speaks both protocols well; the client asks four things more of the
   its search (``info ...``, XBoard post lines), a dozen a move, and python-chess would
   tokenize each one. Each dialect holds them back instead and hands python-chess
   only the latest with a score (and any line after it) just before the answer, which
-  gives the same final information; it keeps the words of the latest principal
-  variation itself, read into moves once (:meth:`Dialect.variation`), so that an
-  engine that ignores ``stop`` still leaves the client a move to play.
+  gives the same final information; it keeps the latest principal variation itself,
+  read into moves once (:meth:`Dialect.variation`; a UCI line is split into words
+  only then), so that an engine that ignores ``stop`` still leaves the client a move
+  to play.
+- **A search in one write.** python-chess's ``play`` starts each search afresh: it
+  checks the managed options, writes the FEN of the game's start and every move of
+  the game, and parses each line of the engine's progress. Within a UCI game the
+  client sends the same history again with a move or two more, so
+  :meth:`UciEngine.search` keeps the ``position`` line from move to move and adds
+  only the new moves, and sends it with ``go`` in one write. The first search of a
+  game, and any search it cannot vouch for (a variant, a null move), is python-chess's
+  ``play``, which also sends ``ucinewgame`` and waits for ``readyok``.
 - **One warning for a refused command.** An engine that refuses a command we sent
   (``Error (unknown command): sd``, GNU Chess's ``Invalid move: sd 2``) would make
   python-chess fail the search or warn on every move; the refusal goes to
@@ -60,6 +69,9 @@ from serialref.errors import escape
 __all__ = ["Dialect", "QuietNotices", "UciEngine", "XBoardEngine"]
 
 LOGGER = logging.getLogger(__name__)
+
+PROGRESS = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
+"""What python-chess parses of the progress lines; the variation is read apart, once."""
 
 _NUDGE_INTERVAL = 0.05
 """Seconds between the lines that wake an engine whose start-up waits for input."""
@@ -133,13 +145,11 @@ class Dialect:
         self.spoke = False
         self.alive = False
         self.refusal = loop.create_future()
-        self._variation: list[str] = []
         self._held: list[str] = []
         self._stop_sent = False
 
     def begin_search(self) -> None:
-        """A new search starts: forget the last one's progress, variation and stop."""
-        self._variation = []
+        """A new search starts: forget the last one's progress and stop."""
         self._held = []
         self._stop_sent = False
 
@@ -219,6 +229,9 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
     def __init__(self) -> None:
         super().__init__()
         self._dialect_init(self.loop)
+        self._history: _History | None = None
+        self._batch: list[str] | None = None
+        self._pv_line = ""
 
     async def initialize(self) -> None:
         """python-chess's handshake, with the nudges of the class docstring."""
@@ -233,11 +246,16 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
             await asyncio.sleep(_NUDGE_INTERVAL)
             self.send_line("")
 
+    def begin_search(self) -> None:
+        """As :meth:`Dialect.begin_search`, and the latest line with a variation is forgotten."""
+        super().begin_search()
+        self._pv_line = ""
+
     def _line_received(self, line: str) -> None:
         if line.startswith("info") and self.initialized:
-            found = _UCI_PV.search(line)
-            if found:
-                self._variation = found.group(1).split()
+            if " pv " in line:
+                # Read into words only if asked for: most such lines are superseded.
+                self._pv_line = line
             self._hold(line, scored=" score " in line)
             return
         if not self.initialized:
@@ -254,10 +272,60 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
             super()._line_received(held)
         super()._line_received(line)
 
+    async def search(
+        self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool
+    ) -> chess.engine.PlayResult:
+        """``position`` and ``go`` in one write within a game (module docstring)."""
+        steady = not self.first_game and self.game == game and not self.ponderhit
+        position = self._position_line(board) if steady else None
+        if position is None:
+            return await self.play(board, limit, game=game, info=PROGRESS)
+        self._batch = [position]
+        try:
+            self._go(limit)
+            lines = self._batch
+        finally:
+            self._batch = None
+        self.board = board.copy(stack=False)
+        request = "\n".join(lines)
+        return await self.communicate(lambda engine: _UciSearch(engine, request))
+
+    def send_line(self, line: str) -> None:
+        """Send ``line``, or keep it for the write that :meth:`search` is putting together."""
+        if self._batch is None:
+            super().send_line(line)
+        else:
+            self._batch.append(line)
+
+    def _position_line(self, board: chess.Board) -> str | None:
+        """The ``position`` line of ``board``, or None where python-chess must write it.
+
+        The line is extended with the moves played since the last search when the board
+        is the same object with the same moves below (the session keeps one board per
+        game and only pushes onto it); anything else starts the line again.
+        """
+        if board.chess960 or type(board).uci_variant != "chess":
+            return None
+        history = self._history
+        stack = board.move_stack
+        if history is None or not history.continued_by(board):
+            root = board.root()
+            fen = root.fen(en_passant="fen")
+            start = "position startpos" if fen == chess.STARTING_FEN else f"position fen {fen}"
+            history = self._history = _History(board, start)
+        new = stack[history.plies :]
+        if new:
+            if not all(new):
+                self._history = None
+                return None  # a null move: python-chess warns and sends no history
+            history.extend(new)
+        return history.line
+
     def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
         """The variation's words are UCI moves, read without the board."""
+        found = _UCI_PV.search(self._pv_line)
         moves: list[chess.Move] = []
-        for word in self._variation[:limit]:
+        for word in found.group(1).split()[:limit] if found else ():
             try:
                 moves.append(chess.Move.from_uci(word))
             except ValueError:
@@ -290,6 +358,7 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
         self._dialect_init(self.loop)
         self._warm_up: asyncio.Future[None] | None = None
         self._stale_move_possible = False
+        self._variation: list[str] = []
 
     async def initialize(self) -> None:
         """Warm the engine up (see the module docstring), then python-chess's handshake."""
@@ -341,6 +410,17 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
             super()._line_received(held)
         super()._line_received(line)
 
+    def begin_search(self) -> None:
+        """As :meth:`Dialect.begin_search`, and the last search's variation is forgotten."""
+        super().begin_search()
+        self._variation = []
+
+    async def search(
+        self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool
+    ) -> chess.engine.PlayResult:
+        """python-chess's ``play``: an XBoard engine is told each move as it comes anyway."""
+        return await self.play(board, limit, game=game, info=PROGRESS, draw_offered=draw_offered)
+
     def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
         """The variation's words are SAN or coordinates, read move by move from ``board``."""
         line = board.copy(stack=False)
@@ -367,6 +447,77 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
         except ValueError:
             return False
         return True
+
+
+class _History:
+    """The ``position`` line of one game's board as far as it was last sent."""
+
+    def __init__(self, board: chess.Board, start: str) -> None:
+        self.board = board
+        self.line = start
+        self.plies = 0
+        self._last: chess.Move | None = None
+
+    def continued_by(self, board: chess.Board) -> bool:
+        """Whether ``board`` is this game's board with the moves sent still below."""
+        stack = board.move_stack
+        return (
+            board is self.board
+            and len(stack) >= self.plies
+            and (self.plies == 0 or stack[self.plies - 1] is self._last)
+        )
+
+    def extend(self, moves: list[chess.Move]) -> None:
+        """Add ``moves``, played after those already in the line."""
+        if self.plies == 0:
+            self.line += " moves"
+        self.line += "".join([f" {move.uci()}" for move in moves])
+        self.plies += len(moves)
+        self._last = moves[-1]
+
+
+class _UciSearch(chess.engine.BaseCommand[chess.engine.PlayResult]):
+    """A ``go`` whose ``position`` was built by :class:`UciEngine` and sent with it.
+
+    It reads what python-chess's own play command reads for the client: the progress
+    lines the dialect passes on (the latest with a score, and those after it) and the
+    ``bestmove``, which must be legal in the searched position.
+    """
+
+    def __init__(self, engine: UciEngine, request: str) -> None:
+        super().__init__(engine)
+        self._uci = engine
+        self._request = request
+        self._info: chess.engine.InfoDict = {}
+
+    def start(self) -> None:
+        """Send the ``position`` and ``go`` lines."""
+        self._uci.send_line(self._request)
+
+    def line_received(self, line: str) -> None:
+        """Progress is read; ``bestmove`` ends the search."""
+        token, _, rest = line.partition(" ")
+        if token == "info":
+            self._info.update(chess.engine._parse_uci_info(rest, self._uci.board, PROGRESS))
+        elif token == "bestmove":
+            self._answer(rest)
+        else:
+            LOGGER.warning("%s: unexpected engine output: %s", self._uci, escape(line))
+
+    def cancel(self) -> None:
+        """Abandoned: the engine is told to stop, and its ``bestmove`` ends the command."""
+        self._uci.stop_search()
+
+    def _answer(self, words: str) -> None:
+        move: chess.Move | None = None
+        uci = words.split()[:1]
+        if uci and uci[0] not in ("(none)", "NULL"):
+            try:
+                move = self._uci.board.parse_uci(uci[0].lower())
+            except ValueError as exc:
+                raise chess.engine.EngineError(exc) from exc
+        self.result.set_result(chess.engine.PlayResult(move, None, self._info))
+        self.set_finished()
 
 
 def _log_refusal(command: str, line: str) -> None:

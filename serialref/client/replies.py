@@ -3,12 +3,19 @@
 The session checks a decision before anything is sent: a move must be legal, a draw
 flag must make sense with it, a claim is added when the move makes one hold, and the
 analysis keeps only what the EPD specification can carry.
+
+A reply goes out on every move, so its line is written here directly, in the
+normalised form of spec 7.1 (operations in ASCII order of opcode, single blanks),
+rather than built as a record and formatted: its operations are a known few whose
+operands are numbers and SAN, which need no quoting. The position fields come from
+the caller, who may have worked them out while the player was thinking, and the
+move's SAN is written once, for ``sm`` and the start of ``pv`` alike.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 import chess
 
@@ -19,29 +26,43 @@ from serialref.epd.record import EpdRecord
 from serialref.errors import EngineError
 from serialref.records import reply
 
-__all__ = ["reply_in_finished_position", "reply_to"]
+__all__ = ["position_fields", "reply_in_finished_position", "reply_to"]
 
 LOGGER = logging.getLogger(__name__)
 
 
-def reply_to(
-    board: chess.Board, decision: Decision, *, draw_offered: bool, claim_draws: bool
-) -> tuple[EpdRecord, chess.Move | None]:
-    """The ``reply`` for ``decision`` in ``board`` and the move it plays, if any.
+def position_fields(board: chess.Board) -> str:
+    """The four position fields of ``board`` as PROTOCOL.md 2 writes them.
 
+    The en passant square is written after every double pawn push.
+    """
+    return board.epd(en_passant="fen")
+
+
+def reply_to(
+    board: chess.Board,
+    decision: Decision,
+    *,
+    draw_offered: bool,
+    claim_draws: bool,
+    position: str | None = None,
+) -> tuple[str, chess.Move | None]:
+    """The ``reply`` line for ``decision`` in ``board`` and the move it plays, if any.
+
+    ``position``: the board's :func:`position_fields`, if already known.
     ``claim_draws`` adds ``draw_claim`` to any move that makes a threefold repetition
     or the fifty-move rule claimable. Raises :class:`EngineError` for a decision that
     cannot be sent (no move where one is needed, an illegal move).
     """
-    flags: list[str] = []
+    operations = [("fmvn", str(board.fullmove_number)), ("hmvc", str(board.halfmove_clock))]
     move = decision.move
     if decision.resign:
         if decision.draw_offer or decision.draw_accept or decision.draw_claim:
             LOGGER.warning("the player resigns and draws at once: sending the resignation")
-        flags.append("resign")
+        operations.append(("resign", ""))
         move = None
     elif decision.draw_accept and draw_offered:
-        flags.append("draw_accept")
+        operations.append(("draw_accept", ""))
         move = None
     else:
         if decision.draw_accept:
@@ -49,17 +70,23 @@ def reply_to(
         if move is None:
             if not (decision.draw_claim and _claimable_now(board)):
                 raise EngineError("the player chose no move")
-            flags.append("draw_claim")
+            operations.append(("draw_claim", ""))
         elif not board.is_legal(move):
             raise EngineError(f"the player chose an illegal move {move.uci()}")
         elif decision.draw_claim or (claim_draws and _claim_holds(board, move)):
-            flags.append("draw_claim")
+            operations.append(("draw_claim", ""))
         elif decision.draw_offer:
-            flags.append("draw_offer")
-    operations = [Operation(flag) for flag in flags]
-    operations += _analysis_operations(board, decision.analysis)
-    operations += _counters(board)
-    return reply(board, move, *operations), move
+            operations.append(("draw_offer", ""))
+    san = None if move is None else board.san(move)
+    if san is not None:
+        operations.append(("sm", san))
+    operations += _analysis_operations(board, decision.analysis, move, san)
+    operations.append(("refreq", "reply"))
+    operations.sort()
+    written = " ".join(
+        f"{opcode} {operand};" if operand else f"{opcode};" for opcode, operand in operations
+    )
+    return f"{position or position_fields(board)} {written}", move
 
 
 def reply_in_finished_position(board: chess.Board) -> EpdRecord:
@@ -91,36 +118,47 @@ def _counters(board: chess.Board) -> list[Operation]:
     return [Operation.of("fmvn", board.fullmove_number), Operation.of("hmvc", board.halfmove_clock)]
 
 
-def _analysis_operations(board: chess.Board, analysis: Analysis | None) -> list[Operation]:
-    """``ce``, ``pv`` (SAN), ``acn`` and ``acs``; values the spec cannot carry are dropped."""
+def _analysis_operations(
+    board: chess.Board, analysis: Analysis | None, move: chess.Move | None, san: str | None
+) -> list[tuple[str, str]]:
+    """``ce``, ``pv`` (SAN), ``acn`` and ``acs``; values the spec cannot carry are dropped.
+
+    ``san`` is ``move``'s, which a variation starting with that move begins with.
+    """
     if analysis is None:
         return []
-    operations: list[Operation] = []
+    operations: list[tuple[str, str]] = []
     if analysis.centipawns is not None:
         if analysis.centipawns in OPCODES["ce"].values:
-            operations.append(Operation.of("ce", analysis.centipawns))
+            operations.append(("ce", str(analysis.centipawns)))
         else:
             LOGGER.warning("dropped ce %d: outside spec 6.7's range", analysis.centipawns)
-    sans = _pv_sans(board, analysis.pv)
+    sans = _pv_sans(board, analysis.pv, move, san)
     if sans:
-        operations.append(Operation.of("pv", *sans))
+        operations.append(("pv", " ".join(sans)))
     for opcode, count in (("acn", analysis.nodes), ("acs", analysis.seconds)):
         if count is None:
             continue
         if count >= 0:
-            operations.append(Operation.of(opcode, count))
+            operations.append((opcode, str(count)))
         else:
             LOGGER.warning("dropped %s %d: must not be negative", opcode, count)
     return operations
 
 
-def _pv_sans(board: chess.Board, moves: Iterable[chess.Move]) -> list[str]:
+def _pv_sans(
+    board: chess.Board, moves: Sequence[chess.Move], move: chess.Move | None, san: str | None
+) -> list[str]:
     """The variation in SAN, cut at the first move that is not legal where it is played."""
     line = board.copy(stack=False)
     sans: list[str] = []
-    for move in moves:
-        if not line.is_legal(move):
-            LOGGER.debug("pv cut at %s: not legal in %s", move.uci(), line.fen())
+    if moves and san is not None and moves[0] == move:
+        sans.append(san)
+        line.push(moves[0])
+        moves = moves[1:]
+    for following in moves:
+        if not line.is_legal(following):
+            LOGGER.debug("pv cut at %s: not legal in %s", following.uci(), line.fen())
             break
-        sans.append(line.san_and_push(move))
+        sans.append(line.san_and_push(following))
     return sans

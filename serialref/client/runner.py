@@ -85,10 +85,12 @@ def run_client(
     name: str | None = None,
     log_path: Path | None = None,
     clock: Callable[[], float] = time.monotonic,
+    token: str | None = None,
 ) -> int:
     """Play on the port ``url`` until the referee disconnects; returns the exit code.
 
-    ``name`` goes into the sign-on's ``tcsi`` (default: the player's own name). The
+    ``name`` goes into the sign-on's ``tcsi`` (default: the player's own name), ``token``
+    into its ``token`` operation (a TCP seat's). The
     player is started before the port is opened, so a missing engine fails first. A
     port that cannot be opened at the start raises
     :class:`~serialref.errors.PortOpenError`; later the client waits for it instead.
@@ -97,7 +99,7 @@ def run_client(
     """
     return asyncio.run(
         _play(url, player, settings=settings, newline=newline, name=name, log_path=log_path,
-              clock=clock)
+              clock=clock, token=token)
     )
 
 
@@ -110,12 +112,14 @@ async def _play(
     name: str | None,
     log_path: Path | None,
     clock: Callable[[], float],
+    token: str | None,
 ) -> int:
     try:
         with _client_log(log_path):
             await player.start()
             client = _Client(
-                url, player, settings=settings, newline=newline, name=name, clock=clock
+                url, player, settings=settings, newline=newline, name=name, clock=clock,
+                token=token,
             )
             return await client.run()
     finally:
@@ -134,8 +138,10 @@ class _Client:
         newline: bytes,
         name: str | None,
         clock: Callable[[], float],
+        token: str | None = None,
     ) -> None:
         self._url = url
+        self._token = token
         self._player = player
         self._settings = settings
         self._newline = newline
@@ -188,10 +194,19 @@ class _Client:
             self._stop_thinking()
         for line in output.lines:
             self._send(line)
+        if output.lines and output.think is None:
+            # The referee has its answer: what the next record needs is worked out now,
+            # while the opponent thinks, rather than when that record has arrived.
+            self._loop.call_soon(self._active_session().prepare)
         if output.think is not None:
             self._thinking = self._loop.create_task(self._think(output.think))
             self._think_tasks.add(self._thinking)
             self._thinking.add_done_callback(self._think_tasks.discard)
+            # What the reply needs is worked out while the player thinks rather than
+            # once its answer has come. Callbacks run in the order they were queued:
+            # queued from behind the think task's first step, the preparation comes
+            # after the step that task queues to start the engine's search.
+            self._loop.call_soon(self._loop.call_soon, self._active_session().prepare)
         if output.finished and not self._done.done():
             self._done.set_result(False)
         self._schedule_sign_on_retry()
@@ -225,7 +240,8 @@ class _Client:
     def _active_session(self) -> PlayerSession:
         if self._session is None:
             self._session = PlayerSession(
-                self._name, clock=self._clock, safety_margin=self._safety_margin()
+                self._name, clock=self._clock, safety_margin=self._safety_margin(),
+                token=self._token,
             )
         return self._session
 

@@ -1,12 +1,8 @@
 """The player side of the referee protocol as pure logic: lines in, lines and think requests out.
 
-:class:`PlayerSession` keeps the game the way spec section 8.1 asks a client to: a
-python-chess board *with its history*, so that a repetition can be claimed. A record
-whose position matches the board (the four fields, an en passant square that allows
-no capture counting as ``-``, and ``hmvc``/``fmvn`` when sent) continues the game; any
-other position replaces the board and its history is gone (spec 8.1, "treat it as a
-new position and clear any game history"). The referee's restore (PROTOCOL.md 6)
-replays the game with ``execute`` records, so the history comes back after a restart.
+:class:`PlayerSession` follows the referee's game on a board with its history
+(:class:`~serialref.client.following.FollowedGame`, spec section 8.1), so that a
+repetition can be claimed and a restore (PROTOCOL.md 6) brings the history back.
 
 The session never waits for its player. A ``respond`` becomes a :class:`ThinkRequest`
 in the output; the runner lets the player think while it goes on reading the port,
@@ -39,8 +35,10 @@ from typing import ClassVar
 
 import chess
 
+from serialref.client.following import FollowedGame
 from serialref.client.players import Decision, ThinkingBudget, ThinkRequest
 from serialref.client.replies import reply_in_finished_position, reply_to
+from serialref.client.respond import RespondLine, read_respond
 from serialref.clock import side_index
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
@@ -108,14 +106,18 @@ class PlayerSession:
         claim_draws: bool = True,
         sign_on_retry: float = SIGN_ON_RETRY,
         safety_margin: float = SAFETY_MARGIN,
+        token: str | None = None,
     ) -> None:
         """``name`` goes into ``tcsi``; ``clock`` is the one line arrival times come from.
+
+        ``token`` goes into the ``sign_on`` for a TCP seat that requires one.
 
         ``claim_draws`` adds ``draw_claim`` to any move that makes a threefold
         repetition or the fifty-move rule claimable, so no drawn game drags on to
         the fivefold or seventy-five-move rules.
         """
         self._name = name
+        self._token = token
         self._clock = clock
         self._claim_draws = claim_draws
         self._sign_on_retry = sign_on_retry
@@ -123,7 +125,7 @@ class PlayerSession:
         self._sign_on_due: float | None = None
         self._signed_on = False
         self._finished = False
-        self._board = chess.Board()
+        self._followed = FollowedGame()
         self._start_ply = 0
         self._tags: dict[str, str] = {}
         self._control: TimeControl | None = None
@@ -143,7 +145,7 @@ class PlayerSession:
     @property
     def board(self) -> chess.Board:
         """A copy of the game as the session holds it, history included."""
-        return self._board.copy()
+        return self._followed.board.copy()
 
     @property
     def tags(self) -> dict[str, str]:
@@ -163,13 +165,14 @@ class PlayerSession:
         """Register with the referee; the retry deadline starts now."""
         self._sign_on_due = self._clock() + self._sign_on_retry
         stop = self._abandon()
-        return SessionOutput(lines=(format_record(sign_on(self._board, self._name)),), stop=stop)
+        record = sign_on(self._followed.board, self._name, token=self._token)
+        return SessionOutput(lines=(format_record(record),), stop=stop)
 
     def sign_off(self) -> SessionOutput:
         """Leave the referee (on shutdown); nothing is expected back."""
         self._sign_on_due = None
         stop = self._abandon()
-        return SessionOutput(lines=(format_record(sign_off(self._board)),), stop=stop)
+        return SessionOutput(lines=(format_record(sign_off(self._followed.board)),), stop=stop)
 
     def deadline_passed(self) -> SessionOutput:
         """Sign on again if the referee has not answered the last ``sign_on`` in time.
@@ -185,8 +188,15 @@ class PlayerSession:
     def line_received(self, text: str, at: float | None = None) -> SessionOutput:
         """Act on one line from the referee, which arrived at ``at`` (default: now).
 
-        Never raises for anything the line holds.
+        Never raises for anything the line holds. The ``respond`` that continues the
+        game, as the referee writes it, is read without the general EPD reader.
         """
+        arrived = self._clock() if at is None else at
+        respond = read_respond(text)
+        if respond is not None:
+            output = self._respond_directly(respond, arrived)
+            if output is not None:
+                return output
         try:
             record = parse_record(text)
             command = referee_command(record)
@@ -195,7 +205,16 @@ class PlayerSession:
             return SessionOutput()
         if command is not Refcom.RESET:  # a reset first forgets the previous game's
             self._take_tags_and_clocks(record)
-        return self._HANDLERS[command](self, record, self._clock() if at is None else at)
+        return self._HANDLERS[command](self, record, arrived)
+
+    def prepare(self) -> None:
+        """Work out now what the next record will need, while nothing waits for it.
+
+        The runner calls it when the line and the player are quiet: after a reply has
+        gone (the next ``respond`` names the position it leads to) and once the player
+        is thinking (the reply names the position it thinks in).
+        """
+        self._followed.position_fields()
 
     def decision_made(self, request: ThinkRequest, decision: Decision) -> SessionOutput:
         """The player's answer to ``request``: the reply, or nothing if it is stale."""
@@ -222,7 +241,7 @@ class PlayerSession:
         stop = self._abandon()
         LOGGER.error("reporting a fault to the referee: %s", reason)
         return SessionOutput(
-            lines=(format_record(player_fault(self._board, reason)),), stop=stop
+            lines=(format_record(player_fault(self._followed.board, reason)),), stop=stop
         )
 
     # -- referee commands (spec 8.1, PROTOCOL.md 3) ----------------------------------
@@ -233,10 +252,9 @@ class PlayerSession:
             self._signed_on = True
             LOGGER.info("signed on to the referee as %s", escape(self._name))
         stop = self._abandon()
-        board = _record_board(record)
-        if board is None:
+        if not self._followed.start(record):
             return SessionOutput(stop=stop)
-        self._board = board
+        board = self._followed.board
         self._start_ply = _ply(board)
         self._tags = {}
         self._control = None
@@ -262,9 +280,20 @@ class PlayerSession:
 
     def _respond(self, record: EpdRecord, at: float) -> SessionOutput:
         stop = self._abandon()
-        if not self._follow(record):
+        if not self._followed.follow(record):
             return SessionOutput(stop=stop)
-        board = self._board
+        return self._ask(at, draw_offered="draw_offer" in record, stop=stop)
+
+    def _respond_directly(self, respond: RespondLine, at: float) -> SessionOutput | None:
+        """The common ``respond``, read without the EPD reader; None for any other."""
+        if not self._followed.follow_respond(respond):
+            return None
+        self._consumed = (float(respond.consumed[0]), float(respond.consumed[1]))
+        return self._ask(at, draw_offered=respond.draw_offer, stop=self._abandon())
+
+    def _ask(self, at: float, *, draw_offered: bool, stop: bool) -> SessionOutput:
+        """Hand the player the current position to move in (the ``respond``'s request)."""
+        board = self._followed.board
         if not any(board.generate_legal_moves()):
             # Spec 8 step 10: no move is produced when the client is mated or stalemated.
             LOGGER.warning("asked to move in a finished position: %s", board.fen())
@@ -275,7 +304,7 @@ class PlayerSession:
         self._pending = ThinkRequest(
             board=board,
             budget=budget,
-            draw_offered="draw_offer" in record,
+            draw_offered=draw_offered,
             tags=dict(self._tags),
             game=self._game,
             deadline=at + mine if math.isfinite(mine) else None,
@@ -286,7 +315,7 @@ class PlayerSession:
         stop = self._abandon()
         # A replayed game: the time already used is known only from the rounded cc.
         self._own_used = None
-        self._follow(record)
+        self._followed.follow(record)
         return SessionOutput(stop=stop)
 
     def _conclude(self, record: EpdRecord, at: float) -> SessionOutput:
@@ -347,39 +376,6 @@ class PlayerSession:
         if "cc" in record:
             self._consumed = record.clock_pair("cc")
 
-    def _follow(self, record: EpdRecord) -> bool:
-        """Bring the board to the record's position, then play its ``sm``; False if impossible.
-
-        The board is changed in place: a request handed to the player holds it, and the
-        session only changes it once that request is abandoned or answered.
-        """
-        if not _continues(self._board, record):
-            target = _record_board(record)
-            if target is None:
-                return False
-            if not _same_position(self._board, target, record):
-                if self._board.move_stack:
-                    LOGGER.info(
-                        "the referee's position differs from ours (%s): starting from %s with "
-                        "no history",
-                        self._board.fen(),
-                        target.fen(),
-                    )
-                self._board = target
-        if "sm" not in record:
-            return True
-        try:
-            move = record.move("sm", self._board)
-        except (ProtocolError, ValueError) as exc:
-            LOGGER.warning(
-                "ignored a record whose sm cannot be played in %s: %s",
-                self._board.fen(),
-                exc,
-            )
-            return False
-        self._board.push(move)
-        return True
-
     def _budget(self) -> ThinkingBudget:
         """The clocks for the side to move, with its own time as the session sees it.
 
@@ -387,7 +383,7 @@ class PlayerSession:
         session's own timing (``cc`` plus its rounding when there is none), plus the
         safety margin, so the player's clock ends where the deadline is.
         """
-        board = self._board
+        board = self._followed.board
         plies = max(0, _ply(board) - self._start_ply)
         first_mover_moves, second_mover_moves = (plies + 1) // 2, plies // 2
         white_started = self._start_ply % 2 == 0
@@ -410,70 +406,19 @@ class PlayerSession:
 
     def _answer(self, decision: Decision, draw_offered: bool) -> SessionOutput:
         """The ``reply`` for ``decision``; a decision that cannot be sent is a fault."""
-        board = self._board
         try:
-            record, move = reply_to(
-                board, decision, draw_offered=draw_offered, claim_draws=self._claim_draws
+            line, move = reply_to(
+                self._followed.board,
+                decision,
+                draw_offered=draw_offered,
+                claim_draws=self._claim_draws,
+                position=self._followed.position_fields(),
             )
         except EngineError as exc:
             return self.player_lost(str(exc))
-        line = format_record(record)
         if move is not None:
-            board.push(move)
+            self._followed.push(move)
         return SessionOutput(lines=(line,))
-
-
-def _record_board(record: EpdRecord) -> chess.Board | None:
-    """The record's position as a board (hmvc/fmvn applied), or None if it is not usable."""
-    try:
-        board = record.board()
-    except (ProtocolError, ValueError) as exc:
-        LOGGER.warning("ignored a record with an unusable position: %s", exc)
-        return None
-    if not board.is_valid():
-        LOGGER.warning(
-            "ignored a record with an impossible position %s (%s)",
-            board.fen(),
-            board.status().name,
-        )
-        return None
-    return board
-
-
-def _continues(board: chess.Board, record: EpdRecord) -> bool:
-    """The common case, cheaply: the record names our position exactly as the referee writes it.
-
-    PROTOCOL.md 2 has the referee write the en passant square after every double push,
-    as ``fen(en_passant="fen")`` does; a record written otherwise takes the full check
-    of :func:`_same_position`.
-    """
-    ep_square = board.ep_square
-    if (
-        record.active != ("w" if board.turn else "b")
-        or record.en_passant != ("-" if ep_square is None else chess.SQUARE_NAMES[ep_square])
-        or record.castling != (board.castling_xfen() or "-")
-        or record.placement != board.board_fen()
-    ):
-        return False
-    try:
-        if "hmvc" in record and record.integer("hmvc") != board.halfmove_clock:
-            return False
-        return "fmvn" not in record or record.integer("fmvn") == board.fullmove_number
-    except ProtocolError:
-        return False
-
-
-def _same_position(board: chess.Board, target: chess.Board, record: EpdRecord) -> bool:
-    """Spec 8.1's match: the four fields, and the move counters when the referee sent them.
-
-    ``Board.epd()`` writes an en passant square only when a capture is possible, which
-    is exactly PROTOCOL.md 2's rule for comparing positions.
-    """
-    if board.epd() != target.epd():
-        return False
-    if "hmvc" in record and board.halfmove_clock != target.halfmove_clock:
-        return False
-    return "fmvn" not in record or board.fullmove_number == target.fullmove_number
 
 
 def _ply(board: chess.Board) -> int:

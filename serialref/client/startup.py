@@ -45,6 +45,7 @@ __all__ = [
     "PROBE_TIMEOUT",
     "EngineProtocol",
     "OpenEngine",
+    "end_engine",
     "find_program",
     "kill_engine",
     "open_engine",
@@ -213,6 +214,17 @@ def _verdict(
     if engine.spoke or (expected and engine.alive):
         return _STALLED
     return _SILENT
+
+
+async def end_engine(opened: OpenEngine, *, politely: bool, name: str) -> None:
+    """End an engine, asking it to ``quit`` first if ``politely`` (2 s), and reap it."""
+    engine = opened.engine
+    if politely and not engine.returncode.done():
+        try:
+            await asyncio.wait_for(engine.quit(), 2.0)
+        except (chess.engine.EngineError, TimeoutError) as exc:
+            LOGGER.warning("%s did not quit (%s): killing it", name, exc)
+    await kill_engine(opened.transport, engine)
 
 
 async def kill_engine(

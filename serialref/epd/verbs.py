@@ -22,7 +22,14 @@ from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.errors import ConfigError, RecordError, escape
 
-__all__ = ["check_stream", "normalize_stream", "purge_stream"]
+__all__ = [
+    "check_stream",
+    "decode_line",
+    "legal_record",
+    "normalize_stream",
+    "numbered_lines",
+    "purge_stream",
+]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -62,14 +69,14 @@ def purge_stream(opcode: str, *, source: BinaryIO, name: str, out: TextIO, err: 
 
 def check_stream(*, source: BinaryIO, name: str, out: TextIO, err: TextIO) -> int:
     """Report each record whose position python-chess finds illegal; write the others."""
-    return _run(source, name, out, err, _legal)
+    return _run(source, name, out, err, legal_record)
 
 
 def _unchanged(record: EpdRecord, line: str) -> EpdRecord:
     return record
 
 
-def _legal(record: EpdRecord, line: str) -> EpdRecord:
+def legal_record(record: EpdRecord, line: str) -> EpdRecord:
     """The record, if its position is legal; else the problems, at the field to look at."""
     board = record.board()
     problems = position_problems(board)
@@ -88,11 +95,11 @@ def _legal(record: EpdRecord, line: str) -> EpdRecord:
 
 def _run(source: BinaryIO, name: str, out: TextIO, err: TextIO, transform: Transform) -> int:
     written = rejected = 0
-    for number, raw in _lines(source):
+    for number, raw in numbered_lines(source):
         if not raw.strip(b" \t\0"):
             continue
         try:
-            line = _decode(raw)
+            line = decode_line(raw)
             record = transform(parse_lenient(line), line)
         except RecordError as exc:
             rejected += 1
@@ -105,7 +112,7 @@ def _run(source: BinaryIO, name: str, out: TextIO, err: TextIO, transform: Trans
     return rejected
 
 
-def _lines(source: BinaryIO) -> Iterator[tuple[int, bytes]]:
+def numbered_lines(source: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Numbered lines without terminators; LF, CR LF and a lone CR all end a line."""
     number = 0
     for chunk in source:
@@ -117,7 +124,8 @@ def _lines(source: BinaryIO) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
-def _decode(raw: bytes) -> str:
+def decode_line(raw: bytes) -> str:
+    """An ASCII line; any other byte is a :class:`RecordError` at its column."""
     bad = _NON_ASCII_RE.search(raw)
     if bad is not None:
         raise RecordError(

@@ -9,7 +9,8 @@ move in UCI order. Behaviours:
 - ``stall-start-once``: the first process names itself, then never finishes ``uci``;
 - ``obey-stop``: searches until ``stop``, printing a principal variation first;
 - ``deaf``: prints a principal variation on ``go``, then answers nothing, ``stop`` included;
-- ``silent``: answers neither ``go`` nor ``stop`` and prints no variation.
+- ``silent``: answers neither ``go`` nor ``stop`` and prints no variation;
+- ``illegal-later``: answers the first ``go`` as ``normal``, later ones with ``e2e5``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def main() -> None:
     behaviour, score, log = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     board = chess.Board()
     searching: chess.Move | None = None
+    answered = False
     for line in sys.stdin:
         with log.open("a") as record:
             record.write(line)
@@ -73,6 +75,9 @@ def main() -> None:
             if behaviour in ("obey-stop", "deaf", "silent"):
                 searching = move
                 continue
+            if behaviour == "illegal-later" and answered:
+                move = chess.Move.from_uci("e2e5")
+            answered = True
             print(f"bestmove {move.uci()}", flush=True)
         elif command == "stop" and searching is not None and behaviour == "obey-stop":
             print(f"bestmove {searching.uci()}", flush=True)

@@ -1,0 +1,166 @@
+"""The game as the client follows it: a board with its history, matched against the referee's.
+
+Spec section 8.1 asks a client to keep the game as a python-chess board *with its
+history*, so that a repetition can be claimed. A record whose position matches the
+board (the four fields, an en passant square that allows no capture counting as ``-``,
+and ``hmvc``/``fmvn`` when sent) continues the game; any other position replaces the
+board and its history is gone (spec 8.1, "treat it as a new position and clear any game
+history"). The referee's restore (PROTOCOL.md 6) replays the game with ``execute``
+records, so the history comes back after a restart.
+
+Matching is cheap in the common case: the referee writes a position exactly as
+:func:`~serialref.client.replies.position_fields` does, so the record's four fields are
+compared as text with the board's, worked out once per position (and, through
+:meth:`FollowedGame.position_fields`, ahead of time when the line is quiet). Only a record
+that differs takes the full comparison of spec 8.1.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import chess
+
+from serialref.client.replies import position_fields
+from serialref.client.respond import RespondLine
+from serialref.epd.record import EpdRecord
+from serialref.errors import ProtocolError
+
+__all__ = ["FollowedGame"]
+
+LOGGER = logging.getLogger(__name__)
+
+
+class FollowedGame:
+    """One board with its history; change it only through this class's methods.
+
+    The board is changed in place: a request handed to the player holds it, and the
+    session only changes it once that request is abandoned or answered.
+    """
+
+    def __init__(self) -> None:
+        self._board = chess.Board()
+        self._fields: str | None = None
+
+    @property
+    def board(self) -> chess.Board:
+        """The board itself (not a copy): look, or push and pop back, but do not change it."""
+        return self._board
+
+    def position_fields(self) -> str:
+        """The board's four position fields as the referee writes them; kept until a move."""
+        fields = self._fields
+        if fields is None:
+            fields = self._fields = position_fields(self._board)
+        return fields
+
+    def push(self, move: chess.Move) -> None:
+        """Play ``move`` (legal) on the board."""
+        self._board.push(move)
+        self._fields = None
+
+    def start(self, record: EpdRecord) -> bool:
+        """A new game from the record's position; False (board kept) if it is unusable."""
+        board = _record_board(record)
+        if board is None:
+            return False
+        self._replace(board)
+        return True
+
+    def follow(self, record: EpdRecord) -> bool:
+        """Bring the board to the record's position, then play its ``sm``; False if impossible."""
+        if not self._continued_by(record):
+            target = _record_board(record)
+            if target is None:
+                return False
+            if not _same_position(self._board, target, record):
+                if self._board.move_stack:
+                    LOGGER.info(
+                        "the referee's position differs from ours (%s): starting from %s with "
+                        "no history",
+                        self._board.fen(),
+                        target.fen(),
+                    )
+                self._replace(target)
+        if "sm" not in record:
+            return True
+        try:
+            move = record.move("sm", self._board)
+        except (ProtocolError, ValueError) as exc:
+            LOGGER.warning(
+                "ignored a record whose sm cannot be played in %s: %s",
+                self._board.fen(),
+                exc,
+            )
+            return False
+        self.push(move)
+        return True
+
+    def follow_respond(self, respond: RespondLine) -> bool:
+        """The common ``respond``: our position and counters, and a legal ``sm`` (played).
+
+        False, and nothing changed, for anything else: :meth:`follow` then reads the
+        record in full and says what is wrong.
+        """
+        board = self._board
+        if (
+            respond.halfmove != board.halfmove_clock
+            or respond.fullmove != board.fullmove_number
+            or respond.position != self.position_fields()
+        ):
+            return False
+        if respond.san is None:
+            return True
+        try:
+            move = board.parse_san(respond.san)
+        except ValueError:
+            return False
+        if not move:
+            return False
+        self.push(move)
+        return True
+
+    def _replace(self, board: chess.Board) -> None:
+        self._board = board
+        self._fields = None
+
+    def _continued_by(self, record: EpdRecord) -> bool:
+        """The record names our position exactly as the referee writes it."""
+        if record.position != self.position_fields():
+            return False
+        try:
+            if "hmvc" in record and record.integer("hmvc") != self._board.halfmove_clock:
+                return False
+            return "fmvn" not in record or record.integer("fmvn") == self._board.fullmove_number
+        except ProtocolError:
+            return False
+
+
+def _record_board(record: EpdRecord) -> chess.Board | None:
+    """The record's position as a board (hmvc/fmvn applied), or None if it is not usable."""
+    try:
+        board = record.board()
+    except (ProtocolError, ValueError) as exc:
+        LOGGER.warning("ignored a record with an unusable position: %s", exc)
+        return None
+    if not board.is_valid():
+        LOGGER.warning(
+            "ignored a record with an impossible position %s (%s)",
+            board.fen(),
+            board.status().name,
+        )
+        return None
+    return board
+
+
+def _same_position(board: chess.Board, target: chess.Board, record: EpdRecord) -> bool:
+    """Spec 8.1's match: the four fields, and the move counters when the referee sent them.
+
+    ``Board.epd()`` writes an en passant square only when a capture is possible, which
+    is exactly PROTOCOL.md 2's rule for comparing positions.
+    """
+    if board.epd() != target.epd():
+        return False
+    if "hmvc" in record and board.halfmove_clock != target.halfmove_clock:
+        return False
+    return "fmvn" not in record or board.fullmove_number == target.fullmove_number

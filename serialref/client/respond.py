@@ -1,0 +1,58 @@
+"""The referee's ``respond`` record as the referee writes it, read without the EPD reader.
+
+A ``respond`` arrives for every move the client plays, always in the same normalised
+form (PROTOCOL.md 2 and 3): the position, then ``cc``, ``draw_offer`` if there is one,
+``fmvn``, ``hmvc``, ``refcom respond`` and ``sm`` (none for a game's first move or after
+a restore). :func:`read_respond` picks those out of exactly that form with one pattern;
+any other line, or anything in it that would need a closer look, gives ``None``, and
+the session reads the line with the general EPD reader, which also explains what is
+wrong with it. The position is not checked here: the session compares it with its own,
+which is valid by construction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from serialref.epd.clockvalue import parse_clock
+from serialref.errors import RecordError
+
+__all__ = ["RespondLine", "read_respond"]
+
+_RESPOND = re.compile(
+    r"(?P<position>[^ ]+ [wb] [^ ]+ [^ ]+) cc (?P<white>[0-9:]+) (?P<black>[0-9:]+);"
+    r"(?P<offer> draw_offer;)? fmvn (?P<fmvn>[1-9][0-9]{0,8}); hmvc (?P<hmvc>[0-9]{1,9});"
+    r" refcom respond;(?: sm (?P<sm>[A-Za-z0-9=+#-]+);)?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RespondLine:
+    """What a ``respond`` says: ``position`` is its four position fields as written."""
+
+    position: str
+    consumed: tuple[int, int]
+    fullmove: int
+    halfmove: int
+    san: str | None
+    draw_offer: bool
+
+
+def read_respond(text: str) -> RespondLine | None:
+    """The ``respond`` in ``text`` if it has the referee's own form, else ``None``."""
+    match = _RESPOND.fullmatch(text)
+    if match is None:
+        return None
+    try:
+        consumed = (parse_clock(match["white"]), parse_clock(match["black"]))
+    except RecordError:
+        return None
+    return RespondLine(
+        position=match["position"],
+        consumed=consumed,
+        fullmove=int(match["fmvn"]),
+        halfmove=int(match["hmvc"]),
+        san=match["sm"],
+        draw_offer=match["offer"] is not None,
+    )

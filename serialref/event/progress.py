@@ -1,0 +1,109 @@
+"""An event as engine testers follow it: cutechess-style lines for every board, then a table.
+
+Every board's referee publishes its match's events to its own :class:`BoardProgress`;
+they share one :class:`EventProgress`, which numbers the games across the event
+(``Started game 7 of 24 (Alpha vs Gamma)``), keeps the lines of concurrent boards whole,
+and prints the standings after each finished game. Like every observer, a board's
+progress never raises into its referee: the first failure is logged and it falls silent.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import TextIO
+
+from serialref.elo import Score
+from serialref.event.pairings import Pairing
+from serialref.event.standings import Standings
+from serialref.events import GameEnded, GameStarted, MatchEvent
+from serialref.observers.output import ObserverOutput, printable
+
+__all__ = ["BoardProgress", "EventProgress"]
+
+LOGGER = logging.getLogger(__name__)
+
+
+class EventProgress:
+    """What the boards share: the output, its lock, the game count and the standings."""
+
+    def __init__(
+        self, out: TextIO | None, *, total_games: int, table: Callable[[], Standings],
+        table_text: Callable[[Standings], str],
+    ) -> None:  # fmt: skip
+        self._out = ObserverOutput(out) if out is not None else None
+        self._lock = threading.Lock()
+        self.total_games = total_games
+        self._table = table
+        self._table_text = table_text
+
+    def write(self, text: str, *, with_table: bool = False) -> None:
+        """Write whole lines (and the current standings) without another board's in between."""
+        if self._out is None:
+            return
+        with self._lock:
+            if with_table:
+                text += "\n" + self._table_text(self._table())
+            self._out.write(text if text.endswith("\n") else text + "\n")
+
+
+class BoardProgress:
+    """One board's lines; ``on_score`` hears the pairing's score after each result."""
+
+    def __init__(
+        self, shared: EventProgress, pairing: Pairing, games: int, *, score: Score | None = None,
+        on_score: Callable[[Score], None] | None = None,
+    ) -> None:  # fmt: skip
+        self._shared = shared
+        self._pairing = pairing
+        self._games = games
+        self._score = score or Score()
+        self._on_score = on_score
+        self._white: dict[int, str] = {}
+        self._silent = False
+
+    def handle(self, event: MatchEvent) -> None:
+        if self._silent:
+            return
+        try:
+            self._handle(event)
+        except Exception:
+            # A bug here must not cost a game: the board's referee is keeping the clocks.
+            self._silent = True
+            LOGGER.exception("progress of pairing %d stopped", self._pairing.number)
+
+    def close(self) -> None:
+        """Nothing to release: the shared output belongs to the event."""
+
+    def _handle(self, event: MatchEvent) -> None:
+        if isinstance(event, GameStarted):
+            self._white[event.game] = event.white_port
+            self._shared.write(
+                f"Started game {self._number(event.game)} of {self._shared.total_games} "
+                f"({self._names(event.game)})"
+            )
+        elif isinstance(event, GameEnded):
+            as_first = self._white.get(event.game, "a") == "a"
+            self._score = self._score.after(event.result, as_white=as_first)
+            first, second = (printable(name) for name in (self._pairing.first,
+                                                           self._pairing.second))  # fmt: skip
+            score = self._score
+            self._shared.write(
+                f"Finished game {self._number(event.game)} ({self._names(event.game)}): "
+                f"{event.result} {{{printable(event.reason)}}}\n"
+                f"Score of {first} vs {second}: {score.wins} - {score.losses} - {score.draws}"
+                f"  [{score.ratio:.3f}] {score.games}",
+                with_table=True,
+            )
+            if self._on_score is not None:
+                self._on_score(score)
+
+    def _number(self, game: int) -> int:
+        return (self._pairing.number - 1) * self._games + game
+
+    def _names(self, game: int) -> str:
+        names = (printable(self._pairing.first), printable(self._pairing.second))
+        if self._white.get(game, "a") == "a":
+            return f"{names[0]} vs {names[1]}"
+        return f"{names[1]} vs {names[0]}"

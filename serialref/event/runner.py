@@ -1,0 +1,324 @@
+"""``serialref event``: every pairing of an event refereed by one process, boards at once.
+
+Each pairing is a match of its own, refereed exactly as ``serialref run`` referees one
+(:func:`serialref.appliance.assembly.run_referee`: its journal, its PGN file, resume
+after a crash), so a match stays what it was and an event is matches side by side. A
+board runs on a thread of its own with its own event loop; up to ``concurrency`` boards
+play at once, and a player is never on two boards at once.
+
+The event's journal (``event.jsonl`` in its directory) holds the pairings and, fsynced,
+each one that is complete. Run again after a crash (even SIGKILL), the event skips what
+is complete and resumes the unfinished pairings mid-game from their own journals. The
+event's PGN file is made from the pairings' files, in pairing order, each time a
+pairing ends, so it holds every finished game exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TextIO
+
+from serialref.appliance.assembly import run_referee
+from serialref.appliance.config import load_config
+from serialref.elo import Score
+from serialref.errors import ConfigError, SerialrefError, recorder_error
+from serialref.event.config import EventConfig
+from serialref.event.pairings import Pairing
+from serialref.event.progress import BoardProgress, EventProgress
+from serialref.event.report import read_pgn_games, text_report
+from serialref.event.seats import open_seat
+from serialref.event.sprt import SprtDecision
+from serialref.event.standings import Standings, standings
+from serialref.event.tcpseats import TcpSeats
+from serialref.events import MatchEnded
+from serialref.recorders.journal import read_journal
+from serialref.referee.daemon import STOP_SIGNALS, RefereeDaemon
+
+__all__ = ["EventRunner"]
+
+LOGGER = logging.getLogger(__name__)
+
+_SPRT_STOP = "SPRT: "
+"""How the reason of a match the SPRT stopped begins."""
+
+
+@dataclass(frozen=True, slots=True)
+class _BoardDone:
+    """A board's thread has ended: its match complete (or decided), stopped, or failed."""
+
+    pairing: Pairing
+    complete: bool
+    error: BaseException | None = None
+
+
+class EventRunner:
+    """Plays an event's pairings, ``concurrency`` boards at once, until all are complete."""
+
+    def __init__(self, config: EventConfig, *, out: TextIO | None = None) -> None:
+        self.config = config
+        self._out = out
+        self._pairings = config.pairings()
+        self._players = {player.name: player for player in config.players}
+        self._tcp = TcpSeats(config.players)
+        self._done: queue.SimpleQueue[_BoardDone] = queue.SimpleQueue()
+        self._daemons: dict[int, RefereeDaemon] = {}
+        self._stopping = ""
+        total = len(self._pairings) * config.games
+        self._progress = EventProgress(out, total_games=total, table=self.standings,
+                                       table_text=_table_only)  # fmt: skip
+
+    # ----------------------------------------------------------------- files
+
+    def _path(self, pairing: Pairing, suffix: str) -> Path:
+        return self.config.directory / f"pairing-{pairing.number:03d}{suffix}"
+
+    @property
+    def journal(self) -> Path:
+        return self.config.directory / "event.jsonl"
+
+    def standings(self) -> Standings:
+        """The standings from every pairing's PGN file as it is now."""
+        paths = [self._path(p, ".pgn") for p in self._pairings if self._path(p, ".pgn").exists()]
+        return standings(read_pgn_games(paths), [player.name for player in self.config.players])
+
+    # ------------------------------------------------------------------- run
+
+    def run(self) -> bool:
+        """Play every pairing not yet complete; True when the whole event is."""
+        try:
+            self.config.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise recorder_error("create", self.config.directory, exc) from exc
+        complete = self._open_journal()
+        pending = [p for p in self._pairings if p.number not in complete]
+        for finished in [p for p in pending if _journal_complete(self._path(p, ".jsonl"))]:
+            self._mark_complete(finished)  # its match ended just before a crash
+            pending.remove(finished)
+        running: dict[int, threading.Thread] = {}
+        busy: set[str] = set()
+        failure: BaseException | None = None
+        with self._signals(), self._tcp.listening():
+            while (pending and not self._stopping) or running:
+                while len(running) < self.config.concurrency and not self._stopping:
+                    pairing = next((p for p in pending if not {p.first, p.second} & busy), None)
+                    if pairing is None:
+                        break
+                    pending.remove(pairing)
+                    busy |= {pairing.first, pairing.second}
+                    running[pairing.number] = self._start_board(pairing)
+                done = self._done.get()
+                running.pop(done.pairing.number).join()
+                busy -= {done.pairing.first, done.pairing.second}
+                if done.error is not None:
+                    failure = failure or done.error
+                    self._stop_all(f"pairing {done.pairing.number} failed")
+                elif done.complete:
+                    self._mark_complete(done.pairing)
+                self._write_event_pgn()
+        self._write_event_pgn()  # also when a restart found nothing left to play
+        if failure is not None:
+            raise failure
+        whole = not pending and not self._stopping
+        if self._out is not None:
+            self._progress.write(text_report(self.standings(), title=self._title(whole),
+                                             sprt=self.config.sprt))  # fmt: skip
+        return whole
+
+    def request_stop(self, reason: str) -> None:
+        """End the event in order: every board stops its match; safe from signal handlers."""
+        self._stop_all(reason)
+
+    def _title(self, finished: bool) -> str:
+        state = "complete" if finished else f"stopped ({self._stopping})"
+        return f"{self.config.name}: {state}; PGN {self.config.pgn}"
+
+    def _stop_all(self, reason: str) -> None:
+        self._stopping = self._stopping or reason
+        for daemon in list(self._daemons.values()):
+            daemon.request_stop(reason)
+
+    # ---------------------------------------------------------------- boards
+
+    def _start_board(self, pairing: Pairing) -> threading.Thread:
+        thread = threading.Thread(target=self._board, args=(pairing,),
+                                  name=f"board-{pairing.number}")  # fmt: skip
+        thread.start()
+        return thread
+
+    def _board(self, pairing: Pairing) -> None:
+        try:
+            complete = self._play(pairing)
+        except BaseException as exc:  # handed to the event's thread, which raises it
+            self._done.put(_BoardDone(pairing, False, exc))
+        else:
+            self._done.put(_BoardDone(pairing, complete))
+        finally:
+            self._daemons.pop(pairing.number, None)
+
+    def _play(self, pairing: Pairing) -> bool:
+        decided: list[SprtDecision] = []
+        with ExitStack() as stack:
+            seats = [open_seat(stack, self._players[name], self._path(pairing, f"-{side}.log"),
+                               self._tcp)
+                     for side, name in (("a", pairing.first), ("b", pairing.second))]  # fmt: skip
+            config = load_config(None, {
+                **self.config.match_settings,
+                "games": self.config.games,
+                "event": self.config.name,
+                "name_a": pairing.first,
+                "name_b": pairing.second,
+                "port_a": seats[0].url,
+                "port_b": seats[1].url,
+                "pgn": self._path(pairing, ".pgn"),
+                "journal": self._path(pairing, ".jsonl"),
+            })  # fmt: skip
+
+            def on_score(score: Score) -> None:
+                sprt = self.config.sprt
+                if sprt is None or decided:
+                    return
+                decision = sprt.decision(sprt.llr(score))
+                if decision is not SprtDecision.CONTINUE:
+                    decided.append(decision)
+                    self._progress.write(sprt.status_line(score))
+                    self._daemons[pairing.number].request_stop(f"{_SPRT_STOP}{decision.value}")
+
+            so_far = self._score_so_far(pairing)
+            progress = BoardProgress(self._progress, pairing, self.config.games, score=so_far,
+                                     on_score=on_score)  # fmt: skip
+
+            def start_players() -> None:
+                for seat in seats:
+                    seat.start()
+
+            complete = run_referee(
+                config, extra_listeners=[progress], on_ready=start_players,
+                on_daemon=lambda daemon: self._register(pairing, daemon),
+            )  # fmt: skip
+        return complete or bool(decided)
+
+    def _register(self, pairing: Pairing, daemon: RefereeDaemon) -> None:
+        self._daemons[pairing.number] = daemon
+        if self._stopping:
+            daemon.request_stop(self._stopping)
+
+    def _score_so_far(self, pairing: Pairing) -> Score:
+        """The first player's score in the games of the pairing already in its PGN file."""
+        path = self._path(pairing, ".pgn")
+        score = Score()
+        if path.exists():
+            for game in read_pgn_games([path]):
+                score = score.after(game.result, as_white=game.white == pairing.first)
+        return score
+
+    # -------------------------------------------------------------- journal
+
+    def _identity(self) -> dict[str, object]:
+        return {
+            "event": self.config.name,
+            "games": self.config.games,
+            "pairings": [[p.number, p.first, p.second] for p in self._pairings],
+        }
+
+    def _open_journal(self) -> set[int]:
+        """The pairings the journal shows complete; a new journal starts with the identity."""
+        identity = self._identity()
+        if not self.journal.exists() or not self.journal.stat().st_size:
+            self._append({"identity": identity})
+            return set()
+        complete: set[int] = set()
+        try:
+            text = self.journal.read_text(encoding="utf-8")
+            # A last line without its newline was cut by a crash: it goes, and that
+            # pairing's own journal tells where it stands.
+            kept = text[: text.rfind("\n") + 1]
+            if kept != text:
+                os.truncate(self.journal, len(kept.encode("utf-8")))
+            entries = [json.loads(line) for line in kept.splitlines() if line.strip()]
+        except (OSError, ValueError) as exc:
+            raise SerialrefError(f"cannot read the event journal {self.journal}: {exc}") from exc
+        if not entries or entries[0].get("identity") != identity:
+            raise ConfigError(
+                "directory",
+                f"{str(self.config.directory)!r} holds another event (other players, pairings "
+                "or games): give this event a directory of its own",
+            )
+        for entry in entries[1:]:
+            if isinstance(entry.get("complete"), int):
+                complete.add(entry["complete"])
+        LOGGER.warning("resuming the event: %d of %d pairings complete", len(complete),
+                       len(self._pairings))  # fmt: skip
+        return complete
+
+    def _mark_complete(self, pairing: Pairing) -> None:
+        self._append({"complete": pairing.number, "first": pairing.first,
+                      "second": pairing.second})  # fmt: skip
+
+    def _append(self, entry: dict[str, object]) -> None:
+        try:
+            with self.journal.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise recorder_error("write", self.journal, exc) from exc
+
+    def _write_event_pgn(self) -> None:
+        """The event's PGN: the pairings' files one after another, replaced at once."""
+        target = self.config.pgn
+        parts = [self._path(p, ".pgn") for p in self._pairings]
+        temporary = target.with_name(target.name + ".new")
+        try:
+            with temporary.open("w", encoding="utf-8") as out:
+                for part in parts:
+                    if part.exists():
+                        text = part.read_text(encoding="utf-8").strip()
+                        if text:
+                            out.write(text + "\n\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, target)
+        except OSError as exc:
+            raise recorder_error("write", target, exc) from exc
+
+    # -------------------------------------------------------------- signals
+
+    @contextmanager
+    def _signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def on_signal(signum: int, _frame: FrameType | None) -> None:
+            self.request_stop(f"received {signal.Signals(signum).name}")
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _journal_complete(path: Path) -> bool:
+    """Whether a pairing's journal ends with its match complete, or decided by the SPRT."""
+    if not path.exists() or not path.stat().st_size:
+        return False
+    ends = [event for event in read_journal(path) if isinstance(event, MatchEnded)]
+    return bool(ends) and (ends[-1].complete or ends[-1].reason.startswith(_SPRT_STOP))
+
+
+def _table_only(table: Standings) -> str:
+    """The standings table alone (no crosstable, no pairs): printed after every game."""
+    text = text_report(table)
+    return text.split("\n\n", 1)[0] + "\n"

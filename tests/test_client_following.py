@@ -1,0 +1,98 @@
+"""FollowedGame: the client's board with its history, matched against the referee's records."""
+
+from __future__ import annotations
+
+import logging
+
+import chess
+import pytest
+
+from serialref import records
+from serialref.client.following import FollowedGame
+from serialref.client.respond import read_respond
+from serialref.epd.parser import parse_record
+from serialref.epd.writer import format_record
+
+
+def played(*sans: str) -> FollowedGame:
+    game = FollowedGame()
+    for san in sans:
+        game.push(game.board.parse_san(san))
+    return game
+
+
+def respond_text(before: chess.Board, san: str | None) -> str:
+    return format_record(records.respond(before, (1, 2), san))
+
+
+def test_the_position_fields_are_the_referees_and_follow_each_move() -> None:
+    game = played("e4")
+    # PROTOCOL.md 2: the en passant square after every double push.
+    assert game.position_fields() == "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3"
+    game.push(chess.Move.from_uci("e7e5"))
+    assert game.position_fields() == game.board.epd(en_passant="fen")
+
+
+def test_a_respond_continuing_the_game_plays_its_move_and_keeps_the_history() -> None:
+    game = played("e4")
+    respond = read_respond(respond_text(game.board, "e5"))
+    assert respond is not None
+    assert game.follow_respond(respond)
+    assert [move.uci() for move in game.board.move_stack] == ["e2e4", "e7e5"]
+    assert game.position_fields() == game.board.epd(en_passant="fen")
+
+
+@pytest.mark.parametrize(
+    ("before", "san"),
+    [
+        (chess.Board("4k3/8/8/8/8/8/8/4K3 b - - 0 1"), "Kd7"),  # another position
+        (chess.Board(), None),  # the start, not our game
+    ],
+)
+def test_a_respond_naming_another_position_changes_nothing(
+    before: chess.Board, san: str | None
+) -> None:
+    game = played("e4")
+    respond = read_respond(respond_text(before, san))
+    assert respond is not None
+    assert not game.follow_respond(respond)
+    assert [move.uci() for move in game.board.move_stack] == ["e2e4"]
+
+
+def test_a_respond_whose_move_cannot_be_played_changes_nothing() -> None:
+    game = played("e4")
+    text = respond_text(game.board, "e5").replace("sm e5;", "sm e4;")
+    respond = read_respond(text)
+    assert respond is not None
+    assert not game.follow_respond(respond)
+    assert not game.follow(parse_record(text))
+    assert len(game.board.move_stack) == 1
+
+
+def test_a_record_of_another_position_starts_again_without_history(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    game = played("e4", "e5")
+    elsewhere = chess.Board("4k3/8/8/8/8/8/8/4K3 w - - 0 1")
+    with caplog.at_level(logging.INFO, logger="serialref.client.following"):
+        assert game.follow(parse_record(respond_text(elsewhere, "Kd2")))
+    assert "differs from ours" in caplog.text
+    assert game.board.move_stack == [chess.Move.from_uci("e1d2")]
+    assert game.board.root().board_fen() == elsewhere.board_fen()
+
+
+def test_an_en_passant_square_allowing_no_capture_counts_as_the_same_position() -> None:
+    game = played("e4")
+    text = respond_text(game.board, "e5").replace(" KQkq e3 ", " KQkq - ")
+    assert game.follow(parse_record(text))
+    assert [move.uci() for move in game.board.move_stack] == ["e2e4", "e7e5"]
+
+
+def test_an_impossible_position_is_refused_and_the_board_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    game = played("e4")
+    kingless = format_record(records.reset("8/8/8/8/8/8/8/8 w - - 0 1"))
+    assert not game.start(parse_record(kingless))
+    assert "impossible position" in caplog.text
+    assert len(game.board.move_stack) == 1

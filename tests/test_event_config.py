@@ -1,0 +1,111 @@
+"""The event file: its keys, its players and the match settings it passes to every board."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from serialref.errors import ConfigError, InputError
+from serialref.event.config import load_event_config
+from serialref.event.pairings import EventFormat
+from serialref.event.sprt import SprtTest
+
+PLAYERS = '''
+[[players]]
+name = "Alpha"
+player = "random"
+seed = 1
+
+[[players]]
+name = "Beta"
+engine = "/usr/games/stockfish"
+nodes = 500
+options = { Threads = 1 }
+
+[[players]]
+name = "Gamma"
+seat = "/dev/ttyUSB0"
+notes = "the club's old PC"
+'''
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "event.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_full_file_is_read(tmp_path: Path) -> None:
+    config = load_event_config(write(tmp_path, 'event = "Club"\nformat = "gauntlet"\n'
+                                     'rounds = 2\ngames = 4\nconcurrency = 2\ntc = "40/60"\n'
+                                     'directory = "club"\n' + PLAYERS))  # fmt: skip
+    assert (config.name, config.format, config.rounds, config.games, config.concurrency) == (
+        "Club", EventFormat.GAUNTLET, 2, 4, 2)  # fmt: skip
+    assert config.directory == tmp_path / "club"
+    assert config.match_settings == {"tc": "40/60"}
+    alpha, beta, gamma = config.players
+    assert alpha.client_arguments() == ["--player", "random", "--name", "Alpha", "--seed", "1"]
+    assert beta.client_arguments() == ["--engine", "/usr/games/stockfish", "--name", "Beta",
+                                       "--nodes", "500", "--option", "Threads=1"]  # fmt: skip
+    assert (gamma.seat, gamma.notes) == ("/dev/ttyUSB0", "the club's old PC")
+    assert len(config.pairings()) == 4
+
+
+def test_a_match_may_carry_an_sprt(tmp_path: Path) -> None:
+    text = 'format = "match"\nsprt = "elo0=0 elo1=10 alpha=0.1 beta=0.1"\n' + PLAYERS.split(
+        "[[players]]\nname = \"Gamma\"", maxsplit=1)[0]  # fmt: skip
+    assert load_event_config(write(tmp_path, text)).sprt == SprtTest(0, 10, 0.1, 0.1)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("colour = 1\n", "colour: not a key of an event file"),
+        ("port_a = '/dev/x'\n", "port_a: not a key of an event file"),
+        ("tc = 'soon'\n", "tc"),
+        ("concurrency = 0\n", "concurrency: must be a whole number of at least 1"),
+        ("format = 'swiss'\n", "format: must be one of match, round-robin, gauntlet"),
+        ("sprt = 'elo0=0 elo1=5'\n", "sprt: an SPRT needs a match"),
+        ("[[players]]\nname = 'X'\nplayer = 'random'\nseat = '/dev/x'\n",
+         "players\\[3\\]: give exactly one of seat, player"),
+        ("[[players]]\nname = 'X'\nplayer = 'clever'\n", "players\\[3\\].player: must be random"),
+        ("[[players]]\nname = 'X'\nplayer = 'random'\nseed = -1\n", "seed: must be a whole"),
+        ("[[players]]\nname = 'Alpha'\nplayer = 'random'\n", "a name of its own"),
+        ('[[players]]\nname = "\\u001b[2J"\nplayer = "random"\n', "a printable name"),
+        ("[[players]]\nname = 'X'\nseat = '/dev/x'\nnodes = 3\n", "no client settings"),
+    ],
+)
+def test_mistakes_are_one_error_naming_the_file_and_key(
+    tmp_path: Path, text: str, reason: str
+) -> None:
+    # Top-level keys go before the tables; a player goes after the others.
+    body = PLAYERS + text if text.startswith("[[") else text + PLAYERS
+    with pytest.raises(ConfigError, match=reason) as caught:
+        load_event_config(write(tmp_path, body))
+    assert str(caught.value).startswith(str(tmp_path / "event.toml"))
+
+
+def test_a_missing_file_and_bad_toml_are_clear(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read"):
+        load_event_config(tmp_path / "none.toml")
+    with pytest.raises(ConfigError, match="not a valid TOML file"):
+        load_event_config(write(tmp_path, "format = \n"))
+
+
+def test_the_shipped_example_is_a_valid_event() -> None:
+    example = Path(__file__).resolve().parents[1] / "examples" / "event.toml"
+    config = load_event_config(example)
+    assert config.format is EventFormat.ROUND_ROBIN
+    assert len(config.pairings()) == 12
+    assert [p.name for p in config.players if p.listen is not None] == ["Random"]
+
+
+def test_the_pairings_option_prints_the_schedule(capsys: pytest.CaptureFixture[str]) -> None:
+    from serialref.cli import EXIT_OK, main
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "event.toml"
+    assert main(["event", "--config", str(example), "--pairings"]) == EXIT_OK
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 12
+    assert lines[0].startswith("pairing   1  round  1  ")

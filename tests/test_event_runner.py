@@ -1,0 +1,47 @@
+"""The event runner's own decisions, without playing: its journal and its refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from serialref.errors import ConfigError
+from serialref.event.config import EventConfig, PlayerConfig
+from serialref.event.pairings import EventFormat
+from serialref.event.runner import EventRunner
+
+
+def config(directory: Path, *names: str) -> EventConfig:
+    players = tuple(PlayerConfig(name, player="random") for name in names)
+    return EventConfig("Test", EventFormat.ROUND_ROBIN, players, directory, games=2)
+
+
+def test_a_directory_holding_another_event_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "event.jsonl").write_text(
+        json.dumps({"identity": {"event": "Other", "games": 2, "pairings": []}}) + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match="holds another event"):
+        EventRunner(config(tmp_path, "A", "B")).run()
+
+
+def test_a_complete_event_is_not_played_again(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              ) -> None:  # fmt: skip
+    runner = EventRunner(config(tmp_path, "A", "B"))
+    identity = {"event": "Test", "games": 2, "pairings": [[1, "A", "B"]]}
+    (tmp_path / "event.jsonl").write_text(
+        json.dumps({"identity": identity}) + "\n" + json.dumps({"complete": 1}) + "\n"
+        + '{"complete": 2, "fi',  # cut by a crash: ignored
+        encoding="utf-8",
+    )
+    (tmp_path / "pairing-001.pgn").write_text(
+        '[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n1-0\n\n'
+        '[White "B"]\n[Black "A"]\n[Result "1-0"]\n\n1-0\n',
+        encoding="utf-8",
+    )
+    assert runner.run() is True
+    assert (tmp_path / "event.jsonl").read_text(encoding="utf-8").endswith("\n")
+    assert (tmp_path / "event.pgn").read_text(encoding="utf-8").count("[Result ") == 2
+    assert {p.name: p.points for p in runner.standings().players} == {"A": 1.0, "B": 1.0}
