@@ -33,6 +33,7 @@ __all__ = [
     "choice",
     "choice_of",
     "host_name_or_text",
+    "listen_address",
     "number",
     "opening_book",
     "optional_path",
@@ -211,6 +212,18 @@ def address() -> Kind[Address | None]:
     def read(key: str, value: object) -> Address | None:
         written = _string(key, value)
         return parse_address(written, key=key) if written else None
+
+    return Kind('`"HOST:PORT"`', read, metavar="HOST:PORT")
+
+
+def listen_address() -> Kind[Address | None]:
+    """``HOST:PORT`` to listen on; a bare ``PORT`` is this machine only; empty means "none"."""
+
+    def read(key: str, value: object) -> Address | None:
+        written = _string(key, value)
+        if not written:
+            return None
+        return parse_address(written, key=key, default_host="127.0.0.1", any_port=True)
 
     return Kind('`"HOST:PORT"`', read, metavar="HOST:PORT")
 
