@@ -102,6 +102,8 @@ class ChessClock:
         # A move interrupted by a crash: (side, time already spent), resumed by start().
         self._carried: tuple[chess.Color, float] | None = None
         self._paused = False
+        # Time the supervisor gave each side beyond the control (``serialref ctl add-time``).
+        self._added = [0.0, 0.0]
 
     @property
     def control(self) -> TimeControl:
@@ -188,6 +190,14 @@ class ChessClock:
         if self._mover is not None:
             self._since = at
 
+    def add_time(self, side: chess.Color, seconds: float) -> None:
+        """Give ``side`` more time on its clock face (negative takes time away).
+
+        Kept apart from the time consumed, which the players are told (``cc``) and
+        which only thinking changes.
+        """
+        self._added[side_index(side)] += seconds
+
     def discount(self, began: float, ended: float) -> None:
         """Charge no one for ``began``..``ended``: the referee was not running (PROTOCOL.md 7).
 
@@ -214,9 +224,14 @@ class ChessClock:
         if self._control.untimed:
             return math.inf
         first = self._control.periods[0]
+        added = self._added[side_index(side)]
         if first.sandclock:
-            return first.seconds / 2 - self.consumed(side, at) + self.consumed(not side, at)
-        return self._control.allotment(self._moves[side_index(side)]) - self.consumed(side, at)
+            return (
+                first.seconds / 2 + added - self.consumed(side, at) + self.consumed(not side, at)
+            )
+        return self._control.allotment(self._moves[side_index(side)]) + added - self.consumed(
+            side, at
+        )
 
     def flag_deadline(self) -> float | None:
         """The ``at`` when the running side's time runs out (to wait on), if it can.

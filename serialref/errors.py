@@ -13,7 +13,9 @@
     │  ├─ RecordError(ValueError)     .column, .reason
     │  └─ UnexpectedRecordError
     ├─ RecorderError(OSError)         the journal or PGN file cannot be written (disk full, ...)
-    └─ EngineError                    a chess program behind ``serialref client``
+    ├─ EngineError                    a chess program behind ``serialref client``
+    ├─ CommandError(ValueError)       a supervisor's command the referee refuses, and why
+    └─ ControlError(OSError)          the control socket or an audience feed cannot be served
 
     ProgrammingError(RuntimeError)    serialref's own code used as it must not be: a bug,
                                       reported as an internal error, never as a user's mistake
@@ -28,7 +30,9 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "CommandError",
     "ConfigError",
+    "ControlError",
     "EngineError",
     "FramingError",
     "InputError",
@@ -135,6 +139,14 @@ class RecorderError(SerialrefError, OSError):
 
 class EngineError(SerialrefError):
     """A chess engine behind ``serialref client`` failed or could not start."""
+
+
+class CommandError(SerialrefError, ValueError):
+    """A supervisor's command that cannot apply now (no game, a bad result, a bad side)."""
+
+
+class ControlError(SerialrefError, OSError):
+    """The control socket or a feed: no referee listening, no permission, a port in use."""
 
 
 def recorder_error(action: str, path: Path, exc: OSError) -> RecorderError:

@@ -143,6 +143,21 @@ class RefereeStalled:
 
 
 @dataclass(frozen=True, slots=True)
+class SupervisorCommand:
+    """The supervisor gave the referee a command through its control socket.
+
+    Journaled like a move, with the Unix user who gave it (``uid``), so that a
+    restart finds the match as the supervisor left it (paused, time added, a game
+    started again) and the record says who decided.
+    """
+
+    command: str
+    args: tuple[str, ...]
+    uid: int
+    game: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PgnAppended:
     """Game ``game`` is in the PGN file, so a restart does not append it again."""
 
@@ -175,6 +190,7 @@ MatchEvent = (
     | Infraction
     | LinesIgnored
     | RefereeStalled
+    | SupervisorCommand
     | PgnAppended
     | MatchEnded
 )
@@ -193,6 +209,7 @@ EVENT_TYPES: dict[str, type[MatchEvent]] = {
         Infraction,
         LinesIgnored,
         RefereeStalled,
+        SupervisorCommand,
         PgnAppended,
         MatchEnded,
     )

@@ -32,6 +32,7 @@ from serialref.events import (
     PlayerSignedOn,
     RecordSent,
     RefereeStalled,
+    SupervisorCommand,
 )
 from serialref.recorders.journal import (
     JournalGame,
@@ -85,6 +86,7 @@ EVERY_EVENT: list[MatchEvent] = [
     PlayerSignedOff(port="/dev/ttyS1", reason="line lost"),
     LinesIgnored(port="/dev/ttyS1", count=4211),
     RefereeStalled(seconds=10.25),
+    SupervisorCommand(command="add-time", args=("white", "30"), uid=1000, game=1),
     PgnAppended(game=1),
     MatchEnded(complete=False, score=(1.0, 0.0), reason="SIGTERM",
                clocks={"control": "300", "consumed": [1.5, 0.0], "moves_made": [1, 0],
@@ -304,7 +306,7 @@ def test_fsync_after_every_event_a_restore_needs(
         "MatchStarted": 1, "PlayerSignedOn": 1, "PlayerSignedOff": 1, "GameStarted": 1,
         "MovePlayed": 0, "GameEnded": 1, "MatchEnded": 1, "PgnAppended": 1,
         "RecordSent": 0, "LineReceived": 0, "Infraction": 0, "LinesIgnored": 0,
-        "RefereeStalled": 0,
+        "RefereeStalled": 0, "SupervisorCommand": 1,
     }
     assert set(fsyncs) == {str(journal_path)}
 

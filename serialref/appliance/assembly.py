@@ -7,8 +7,10 @@ closes everything, whatever happens.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
+import os
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import TextIO
 
 from serialref.appliance.config import MatchConfig, PortConfig, require_port_paths
 from serialref.appliance.notify import SystemdNotifier
+from serialref.control.server import ControlServer
 from serialref.errors import recorder_error
 from serialref.events import (
     MatchListener,
@@ -35,7 +38,13 @@ from serialref.wire.transport import LineDelay
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["match_settings", "port_plans", "run_referee", "set_journal_aside"]
+__all__ = [
+    "match_settings",
+    "port_plans",
+    "run_referee",
+    "set_journal_aside",
+    "with_runtime_socket",
+]
 
 _TYPICAL_REPLY = 160  # bytes: a reply record with a move and some analysis
 
@@ -155,6 +164,11 @@ def run_referee(
             observers.append(SystemdStatusObserver(notifier))
         for observer in observers:
             stack.callback(observer.close)
+        control = _control_server(config)
+        if control is not None:
+            stack.callback(control.close)
+            observers.append(control)
+        observers.extend(_audience(config, stack))
         daemon = RefereeDaemon(
             settings,
             plans,
@@ -165,6 +179,8 @@ def run_referee(
             idle_interval=notifier.watchdog_interval(),
             resume=resumed.point if resumed is not None else None,
         )
+        if control is not None:
+            control.start(daemon.submit)
         if on_daemon is not None:
             on_daemon(daemon)
         # Everything built so far (modules, python-chess's tables, the openings) lives
@@ -174,6 +190,39 @@ def run_referee(
         complete = daemon.run()
         notifier.stopping()
     return complete
+
+
+def _control_server(config: MatchConfig) -> ControlServer | None:
+    """The supervisor's socket, where the configuration says (:func:`with_runtime_socket`)."""
+    if config.control_socket is None:
+        return None
+    return ControlServer(config.control_socket, group=config.control_group)
+
+
+def with_runtime_socket(config: MatchConfig) -> MatchConfig:
+    """A lone referee's control socket: under systemd, the runtime directory's by default.
+
+    Only ``serialref run`` and ``standby`` take this default: the boards of an event
+    would all claim the same socket.
+    """
+    runtime = os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
+    if config.control_socket is not None or not runtime:
+        return config
+    return dataclasses.replace(config, control_socket=Path(runtime) / "control.sock")
+
+
+def _audience(config: MatchConfig, stack: ExitStack) -> list[MatchListener]:
+    """The feeds for the audience the configuration asks for, closed with the match."""
+    feeds: list[MatchListener] = []
+    if config.style12 is not None:
+        from serialref.observers.style12 import Style12Observer
+
+        feeds.append(stack.enter_context(Style12Observer(config.style12)))
+    if config.web is not None:
+        from serialref.observers.web import WebObserver
+
+        feeds.append(stack.enter_context(WebObserver(config.web)))
+    return feeds
 
 
 def _marker(journal: JournalRecorder | None) -> Callable[[int], None] | None:

@@ -105,6 +105,10 @@ class MatchConfig:
     replicate: Address | None
     replicate_key: Path | None
     """The file holding the key shared with the standby (``serialref keygen``)."""
+    control_socket: Path | None
+    control_group: str | None
+    style12: Address | None
+    web: Address | None
     log_level: str
 
     @property

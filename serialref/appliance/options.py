@@ -25,6 +25,7 @@ from serialref.appliance.values import (
     choice,
     choice_of,
     host_name_or_text,
+    listen_address,
     number,
     opening_book,
     optional_path,
@@ -82,6 +83,7 @@ class Section(enum.StrEnum):
     MATCH = "The match"
     RECORDS = "Records"
     STAYING_UP = "Staying up"
+    AUDIENCE = "The supervisor and the audience"
     LINES = "Both serial lines"
     PORTS = "`[ports.a]` and `[ports.b]`"
 
@@ -262,6 +264,40 @@ MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
         "[standby.md](standby.md).",
         default_text="none",
         flags=MappingProxyType({RUN: ("--replicate-key",), STANDBY: ("--key",)}),
+    ),
+    _top(
+        "control_socket", optional_path(), "", Section.AUDIENCE,
+        help="Unix socket for `serialref ctl` and `serialref watch` (mode 0660)",
+        doc="The supervisor's control socket (mode 0660), for `serialref ctl` and "
+        "`serialref watch`: status, pause, resume, adjudicate, restore, restart-game, abort, "
+        "add-time; every command is journaled with the user who gave it. Empty: "
+        "`$RUNTIME_DIRECTORY/control.sock` when systemd gives the service a runtime "
+        "directory, else no socket. See [supervisor.md](supervisor.md).",
+        default_text="$RUNTIME_DIRECTORY/control.sock under systemd, else none",
+    ),
+    _top(
+        "control_group", optional_text(metavar="GROUP"), "", Section.AUDIENCE,
+        help="group given the control socket: its members may steer the match",
+        doc="The group the control socket is given; its members (and the referee's own "
+        "user) may send commands. Empty: the referee's own group.",
+        default_text="the referee's group",
+    ),
+    _top(
+        "style12", listen_address(), "", Section.AUDIENCE,
+        help="serve a FICS Style 12 feed of the games to TCP clients at HOST:PORT "
+        "(a PORT alone: 127.0.0.1, e.g. 5000)",
+        doc="Serve the games as FICS/ICC Style 12 lines (`<12> ...`) to any TCP client at "
+        "this address: the position at once, then a line per move. A bare port listens on "
+        "127.0.0.1 only (`5000`). Read-only; a client that does not read is dropped.",
+        default_text="none",
+    ),
+    _top(
+        "web", listen_address(), "", Section.AUDIENCE,
+        help="serve a live web board at HOST:PORT (a PORT alone: 127.0.0.1, e.g. 8080)",
+        doc="Serve a live web page of the game (board, clocks, moves, the players' `ce` "
+        "and `pv`, the result) at this address, pushed to the browser as it happens "
+        "(Server-Sent Events). A bare port listens on 127.0.0.1 only (`8080`). Read-only.",
+        default_text="none",
     ),
     _port(
         "path", optional_text(), "",

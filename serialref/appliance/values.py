@@ -40,6 +40,7 @@ __all__ = [
     "choice",
     "choice_of",
     "host_name_or_text",
+    "listen_address",
     "number",
     "opening_book",
     "optional_path",
@@ -232,6 +233,18 @@ def variant() -> Kind[Rules]:
         return find_rules(_string(key, value), key)
 
     return Kind(f"one of {', '.join(variant_names())}", read, metavar="VARIANT")
+
+
+def listen_address() -> Kind[Address | None]:
+    """``HOST:PORT`` to listen on; a bare ``PORT`` is this machine only; empty means "none"."""
+
+    def read(key: str, value: object) -> Address | None:
+        written = _string(key, value)
+        if not written:
+            return None
+        return parse_address(written, key=key, default_host="127.0.0.1", any_port=True)
+
+    return Kind('`"HOST:PORT"`', read, metavar="HOST:PORT")
 
 
 def start_position() -> Kind[StartPositions | None]:

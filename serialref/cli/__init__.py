@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Sequence
 
 from serialref import __version__
-from serialref.cli import box, client, epd, event, referee, report
+from serialref.cli import box, client, ctl, epd, event, referee, report, watch
 from serialref.cli.base import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -110,4 +110,6 @@ def build_parser() -> argparse.ArgumentParser:
     epd.add_verbs(verbs)
     event.add_verbs(verbs)
     report.add_verbs(verbs)
+    ctl.add_verbs(verbs)
+    watch.add_verbs(verbs)
     return parser

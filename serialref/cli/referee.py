@@ -104,7 +104,9 @@ def match_config(args: argparse.Namespace) -> MatchConfig:
 
 def _configured_match(args: argparse.Namespace) -> MatchConfig:
     """The match's configuration, whose ``log_level`` applies from here on (but ``--debug``'s)."""
-    config = match_config(args)
+    from serialref.appliance.assembly import with_runtime_socket
+
+    config = with_runtime_socket(match_config(args))
     if not args.debug:
         from serialref.appliance.logsetup import configure_logging
 

@@ -53,6 +53,7 @@ from serialref.events import (
     PgnAppended,
     PlayerSignedOff,
     PlayerSignedOn,
+    SupervisorCommand,
 )
 
 __all__ = [
@@ -77,6 +78,7 @@ _SYNCED_EVENTS = (
     GameEnded,
     MatchEnded,
     PgnAppended,
+    SupervisorCommand,
 )
 # Events synced once the step that made them is over (see the module docstring).
 _SYNCED_AFTER_THE_STEP = (MovePlayed,)

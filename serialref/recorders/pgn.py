@@ -32,7 +32,7 @@ import chess.pgn
 
 from serialref.clock import format_clock, side_index
 from serialref.errors import RecorderError, recorder_error
-from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed
+from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed, SupervisorCommand
 from serialref.recorders.journal import JournalGame
 from serialref.rules import rules_of_tags
 
@@ -285,6 +285,8 @@ class PgnRecorder:
                 self._waiting.append((self._started, self._moves, event))
                 self._started, self._moves = None, []
                 self._write_waiting()
+        elif isinstance(event, SupervisorCommand) and event.command == "restart-game":
+            self._moves = []  # the game starts again from its initial position
 
     def sync(self) -> None:
         """Nothing waits: each game is synced as it is written."""

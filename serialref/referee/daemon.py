@@ -52,7 +52,14 @@ from serialref.wire.transport import PortSettings, SerialTransport
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["HEARTBEAT", "STALL_THRESHOLD", "PortPlan", "RefereeDaemon", "StopRequested"]
+__all__ = [
+    "HEARTBEAT",
+    "STALL_THRESHOLD",
+    "PortPlan",
+    "RefereeDaemon",
+    "RefereeTask",
+    "StopRequested",
+]
 
 HEARTBEAT = 0.5
 """Longest wait, in seconds, while a game is under way: the loop's proof it is running."""
@@ -84,7 +91,18 @@ class StopRequested:
     reason: str
 
 
-LoopEvent = LinkEvent | WriterEvent | StopRequested
+@dataclass(frozen=True, slots=True)
+class RefereeTask:
+    """Work for the referee thread from another (the supervisor's control socket).
+
+    ``run`` is called with the match on the referee's thread, between two lines, so
+    it sees and changes the match as the referee itself would. It must return quickly.
+    """
+
+    run: Callable[[MatchReferee], None]
+
+
+LoopEvent = LinkEvent | WriterEvent | StopRequested | RefereeTask
 
 
 @dataclass
@@ -275,6 +293,10 @@ class RefereeDaemon:
         """Ask the referee thread to end the match; safe from signal handlers and threads."""
         self._loop.put(StopRequested(reason))
 
+    def submit(self, task: Callable[[MatchReferee], None]) -> None:
+        """Run ``task`` on the referee thread with the match; safe from any thread."""
+        self._loop.put(RefereeTask(task))
+
     def run(self) -> bool:
         """Play the match; True when it is complete, False when it was stopped."""
         with self._loop.opened(), self._signals(), self._open_ports():
@@ -337,6 +359,8 @@ class RefereeDaemon:
             self.referee.on_record_left(event.port, event.at)
         elif isinstance(event, LinkLost):
             self._lost(event)
+        elif isinstance(event, RefereeTask):
+            event.run(self.referee)
         else:
             LOGGER.warning("stopping: %s", event.reason)
             self.referee.stop(event.reason)

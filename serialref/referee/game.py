@@ -77,6 +77,9 @@ TRANSITIONS: list[dict[str, Any]] = [
     # PROTOCOL.md 5: the game ends; 8.1.5 inform with the result, 8.1.1 conclude.
     {"trigger": "end", "source": [_G.PLAYING, _G.SUSPENDED], "dest": _G.ENDED,
      "before": "_stop_clock", "after": "_conclude"},
+    # 3.2 (9): the supervisor starts the game again from its initial position.
+    {"trigger": "restart", "source": [_G.RESETTING, _G.PLAYING, _G.SUSPENDED],
+     "dest": _G.RESETTING, "before": "_stop_clock", "after": "_start_over"},
 ]  # fmt: skip
 
 
@@ -104,6 +107,7 @@ class GameReferee:
     suspend: Callable[..., bool]
     players_back: Callable[[], bool]
     end: Callable[..., bool]
+    restart: Callable[..., bool]
 
     def __init__(
         self,
@@ -120,6 +124,9 @@ class GameReferee:
         self._offer_pending = False
         self._absent_until: dict[str, float] = {}
         self._reset_until: float | None = None
+        # A supervisor's pause: no clock runs and the next respond waits (port, last move).
+        self._held: tuple[str, str | None] | None = None
+        self.paused = False
         if resumed is None:
             self.white_port = self._settings.white_port(number)
             opening = self._settings.opening(number)
@@ -375,6 +382,9 @@ class GameReferee:
         """Ask ``port`` to move: after the opponent's ``san``, or (None) from the position."""
         game, clock = self.game, self.clock
         session = self._sessions[port]
+        if self.paused:
+            self._held = (port, san)
+            return
         if not session.signed_on:
             # Told when it comes back; its clock runs meanwhile, as a real one would.
             self._moves.asked(port, game.turn, self._host.now())
@@ -435,6 +445,37 @@ class GameReferee:
             ),
             at=at,
         )
+
+    # ------------------------------------------------------------- supervisor
+
+    def pause(self, now: float) -> None:
+        """Stop both clocks; a move on its way is played, the next ``respond`` waits."""
+        self.paused = True
+        self._moves.hold(now)
+
+    def unpause(self, now: float) -> None:
+        """The clocks run again; a ``respond`` held back by the pause goes out."""
+        self.paused = False
+        self._moves.release(now, playing=self.state is GameState.PLAYING)
+        held, self._held = self._held, None
+        if held is not None and self.state is GameState.PLAYING:
+            self._send_respond(*held)
+
+    def _start_over(self, *_args: Any, at: float) -> None:
+        """The game's initial position and fresh clocks; both players are reset again."""
+        board = self._initial_board()
+        self.game = GameBoard(board.copy())
+        self.clock = ChessClock(self._settings.time_control)
+        self._moves = MoveClock(self.clock, self._settings.flag_grace)
+        if self.paused:
+            self._moves.hold(at)
+        self._held = None
+        self._offer_pending = False
+        self._absent_until.clear()
+        for port in PORTS:
+            if self._sessions[port].signed_on:
+                self.reset(port, board)
+        self._reset_until = self._reset_deadline()
 
     # ---------------------------------------------------------------- restore
 

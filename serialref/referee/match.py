@@ -142,6 +142,7 @@ class MatchReferee:
         self._last_position: chess.Board | None = None
         self._delay_until: float | None = None
         self._stop_reason = ""
+        self.paused = False  # by the supervisor: every game's clocks stay stopped
         self._machine = Machine(
             model=self,
             states=MatchState,
@@ -379,6 +380,8 @@ class MatchReferee:
 
     def _begin_game(self) -> None:
         self.game = GameReferee(self.games_done + 1, self)
+        if self.paused:
+            self.game.pause(self._clock())
 
     def _drop_game(self, port: str) -> None:
         assert self.game is not None
@@ -394,6 +397,8 @@ class MatchReferee:
         assert point.game is not None
         resumed = resumed_game(point, self.settings.time_control)
         self.game = GameReferee(point.game.game, self, resumed=resumed)
+        if self.paused:
+            self.game.pause(self._clock())
         self.game.start_restored()
 
     def _count_result(self, verdict: Verdict, white_port: str) -> None:
@@ -439,6 +444,7 @@ class MatchReferee:
     def _resume(self, point: ResumePoint) -> None:
         """Continue a match from its journal (PROTOCOL.md 6 and 7)."""
         self.games_done = point.games_done
+        self.paused = point.paused
         for white_port, result in point.results:
             self._count_score(result, white_port)
         for port, name, present in zip(PORTS, point.names, point.signed_on, strict=True):

@@ -24,6 +24,7 @@ class MoveClock:
         self.clock = clock
         self._flag_grace = flag_grace
         self._awaiting: tuple[str, chess.Color] | None = None  # a respond not yet left
+        self.held = False  # the supervisor paused the game: nothing resumes the clock
 
     @property
     def counting(self) -> bool:
@@ -61,7 +62,22 @@ class MoveClock:
         """``side``'s clock runs from ``at``: a new move, or one resumed after a pause."""
         if self.clock.running is None:
             self.clock.start(side, at)
-        else:
+        elif not self.held:
+            self.clock.resume(at)
+
+    def hold(self, at: float) -> None:
+        """The supervisor's pause: no one is charged from ``at`` until :meth:`release`."""
+        self.held = True
+        self.clock.pause(at)
+
+    def release(self, at: float, *, playing: bool) -> None:
+        """The pause is over; a move in progress is charged again if its player is asked.
+
+        A move whose respond has not left, or a game waiting for a player, starts its
+        clock when the respond leaves (:meth:`start`), as without a pause.
+        """
+        self.held = False
+        if self.clock.running is None or (playing and self._awaiting is None):
             self.clock.resume(at)
 
     def stop(self, at: float) -> None:

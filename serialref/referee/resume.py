@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import chess
+
 from serialref.clock import ChessClock
 from serialref.errors import ConfigError
 from serialref.events import (
@@ -30,6 +32,7 @@ from serialref.events import (
     PgnAppended,
     PlayerSignedOff,
     PlayerSignedOn,
+    SupervisorCommand,
 )
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
 from serialref.referee.game import GameState, ResumedGame
@@ -75,6 +78,8 @@ class ResumePoint:
     moves: tuple[MovePlayed, ...] = ()
     orderly: bool = False
     clocks: dict[str, object] | None = None
+    paused: bool = False  # the supervisor's pause is still on
+    added: tuple[float, float] = (0.0, 0.0)  # time the supervisor added in the unfinished game
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +110,7 @@ def unfinished_match(
         return None
     started, match_events = found
     _check_identity(path, started, settings)
+    match_events = _without_restarted_moves(match_events)
     games = games_from_journal(match_events)
     finished = [game for game in games if game.ended is not None]
     unfinished = next((game for game in games if game.ended is None), None)
@@ -144,6 +150,8 @@ def unfinished_match(
         # Until both players were back after the stop, no clock has run since.
         orderly=stop is not None and back_since_stop != set(PORTS),
         clocks=stop.clocks if stop is not None and not moved_since_stop else None,
+        paused=_paused(match_events),
+        added=_added(match_events, unfinished.started.game) if unfinished else (0.0, 0.0),
     )
     return MatchInJournal(
         point=point,
@@ -167,6 +175,44 @@ def _unfinished(events: Sequence[MatchEvent]) -> tuple[MatchStarted, list[MatchE
     started = match_events[0]
     assert isinstance(started, MatchStarted)
     return started, match_events
+
+
+def _without_restarted_moves(events: list[MatchEvent]) -> list[MatchEvent]:
+    """The events without the moves of a game the supervisor started again after them."""
+    restarted_at = {
+        event.game: index
+        for index, event in enumerate(events)
+        if isinstance(event, SupervisorCommand) and event.command == "restart-game"
+    }
+    return [
+        event
+        for index, event in enumerate(events)
+        if not (isinstance(event, MovePlayed) and index < restarted_at.get(event.game, -1))
+    ]
+
+
+def _paused(events: Sequence[MatchEvent]) -> bool:
+    """Whether the supervisor's last pause or resume was a pause."""
+    said = [
+        event.command
+        for event in events
+        if isinstance(event, SupervisorCommand) and event.command in ("pause", "resume")
+    ]
+    return bool(said) and said[-1] == "pause"
+
+
+def _added(events: Sequence[MatchEvent], game: int) -> tuple[float, float]:
+    """(White, Black) time the supervisor added in ``game`` since it last started again."""
+    added = [0.0, 0.0]
+    for event in events:
+        if not isinstance(event, SupervisorCommand) or event.game != game:
+            continue
+        if event.command == "restart-game":
+            added = [0.0, 0.0]
+        elif event.command == "add-time":
+            side = 0 if event.args[0].lower() in ("white", "w") else 1
+            added[side] += float(event.args[1])
+    return added[0], added[1]
 
 
 def _check_identity(path: Path, started: MatchStarted, settings: MatchSettings) -> None:
@@ -219,6 +265,9 @@ def resumed_game(point: ResumePoint, control: TimeControl) -> ResumedGame:
             consumed=last.consumed if last else (0.0, 0.0),
             moves_made=last.moves_made if last else (0, 0),
         )
+    for side, seconds in zip((chess.WHITE, chess.BLACK), point.added, strict=True):
+        if seconds:
+            clock.add_time(side, seconds)
     return ResumedGame(
         started=started,
         board=board,

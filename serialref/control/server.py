@@ -1,0 +1,239 @@
+"""The referee's end of the control socket: a Unix socket for the supervisor's commands.
+
+The socket is made mode 0660 (and given ``group``, when one is set), so the users who
+may steer a match are those the file system lets in; each command is journaled with
+the uid the kernel reports for its sender (``SO_PEERCRED``), not one the client claims.
+
+Connections are served on threads of their own, never the referee's: a client that
+connects and says nothing, or never reads its answer, times out on its own thread.
+What a command does runs on the referee's thread, between two lines, through
+:meth:`serialref.referee.daemon.RefereeDaemon.submit`; the connection's thread waits
+for the answer a bounded time.
+"""
+
+from __future__ import annotations
+
+import grp
+import logging
+import os
+import selectors
+import socket
+import stat
+import struct
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
+
+from serialref.control.protocol import MAX_LINE, Reply, Request, decode_request, encode_reply
+from serialref.control.status import RecentLines, match_status
+from serialref.errors import CommandError, ControlError
+from serialref.events import MatchEvent, SupervisorCommand
+from serialref.observers.output import printable
+from serialref.referee.match import MatchReferee
+from serialref.referee.supervisor import carry_out
+
+__all__ = ["ControlServer", "Submit"]
+
+LOGGER = logging.getLogger(__name__)
+
+Submit = Callable[[Callable[[MatchReferee], None]], None]
+"""How work reaches the referee's thread (:meth:`RefereeDaemon.submit`)."""
+
+_MODE = 0o660
+_MAX_CLIENTS = 16
+_CLIENT_TIMEOUT = 5.0  # seconds a client has to send its request and take its answer
+_ANSWER_WITHIN = 5.0  # seconds the referee has to answer before the client is told so
+_PEER_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
+
+
+class ControlServer:
+    """Listens on ``path`` until :meth:`close`; also a listener, for ``status``'s records."""
+
+    def __init__(self, path: Path, *, group: str | None = None) -> None:
+        self.path = path
+        self.recent = RecentLines()
+        self._submit: Submit | None = None
+        self._clients: set[threading.Thread] = set()
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._unanswered: set[threading.Event] = set()  # requests the referee still holds
+        self._listener = _listen(path, group)
+        self._wake_reader, self._wake_writer = os.pipe()
+        self._thread = threading.Thread(target=self._accept, name="control-socket")
+
+    def start(self, submit: Submit) -> None:
+        """Take connections from now on; their commands go to the referee by ``submit``."""
+        self._submit = submit
+        self._thread.start()
+        LOGGER.info("control socket: %s", self.path)
+
+    def handle(self, event: MatchEvent) -> None:
+        self.recent.handle(event)
+
+    def close(self) -> None:
+        """Stop listening, let the clients served go (with an answer), remove the socket."""
+        self._closing.set()
+        with suppress(OSError):
+            os.write(self._wake_writer, b"\0")
+        with self._lock:
+            for unanswered in self._unanswered:
+                unanswered.set()  # the referee has stopped: it will not answer them
+        if self._thread.ident is not None:
+            self._thread.join()
+        with self._lock:
+            clients = list(self._clients)
+        for client in clients:
+            client.join()
+        self._listener.close()
+        os.close(self._wake_reader)
+        os.close(self._wake_writer)
+        with suppress(FileNotFoundError):
+            self.path.unlink()
+
+    # ---------------------------------------------------------------- threads
+
+    def _accept(self) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._listener, selectors.EVENT_READ)
+            selector.register(self._wake_reader, selectors.EVENT_READ)
+            while not self._closing.is_set():
+                for key, _ in selector.select():
+                    if key.fileobj is self._listener:
+                        self._take_client()
+
+    def _take_client(self) -> None:
+        try:
+            connection, _ = self._listener.accept()
+        except OSError as exc:
+            LOGGER.warning("control socket: accept failed: %s", exc)
+            return
+        with self._lock:
+            self._clients = {client for client in self._clients if client.is_alive()}
+            if len(self._clients) >= _MAX_CLIENTS:
+                _answer(connection, Reply(False, error="too many control clients at once"))
+                connection.close()
+                return
+            client = threading.Thread(target=self._serve, args=(connection,), name="control")
+            self._clients.add(client)
+        client.start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        with connection:
+            connection.settimeout(_CLIENT_TIMEOUT)
+            try:
+                uid = _peer_uid(connection)
+                request = decode_request(_read_line(connection))
+            except CommandError as exc:
+                _answer(connection, Reply(False, error=str(exc)))
+                return
+            except OSError as exc:
+                LOGGER.warning("control socket: a client went away: %s", exc)
+                return
+            _answer(connection, self._ask_referee(request, uid))
+
+    def _ask_referee(self, request: Request, uid: int) -> Reply:
+        """Run the request on the referee's thread; its answer, or why there is none."""
+        answered = threading.Event()
+        replies: list[Reply] = []
+
+        def task(match: MatchReferee) -> None:
+            try:
+                if request.command != "status":
+                    command = SupervisorCommand(request.command, request.args, uid)
+                    carry_out(match, command)
+                    said = " ".join((request.command, *request.args))
+                    LOGGER.warning("supervisor (uid %d): %s", uid, printable(said))
+                replies.append(Reply(True, match_status(match, self.recent)))
+            except CommandError as exc:
+                replies.append(Reply(False, error=str(exc)))
+            finally:
+                answered.set()
+
+        assert self._submit is not None
+        with self._lock:
+            if self._closing.is_set():
+                return Reply(False, error="the match is over")
+            self._unanswered.add(answered)
+        self._submit(task)
+        answered.wait(_ANSWER_WITHIN)
+        with self._lock:
+            self._unanswered.discard(answered)
+        if not replies:
+            return Reply(False, error="the referee did not answer (is the match over?)")
+        return replies[0]
+
+
+def _listen(path: Path, group: str | None) -> socket.socket:
+    """A listening Unix socket at ``path``, mode 0660, in ``group``; replaces a stale one."""
+    gid = _group_id(group)
+    _remove_stale(path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(str(path))
+        os.chmod(path, _MODE)
+        if gid is not None:
+            os.chown(path, -1, gid)
+        listener.listen(_MAX_CLIENTS)
+    except OSError as exc:
+        listener.close()
+        raise ControlError(
+            f"cannot make the control socket {str(path)!r}: {exc.strerror or exc}"
+        ) from exc
+    return listener
+
+
+def _group_id(group: str | None) -> int | None:
+    if not group:
+        return None
+    try:
+        return grp.getgrnam(group).gr_gid
+    except KeyError:
+        raise ControlError(f"control socket group {group!r}: no such group") from None
+
+
+def _remove_stale(path: Path) -> None:
+    """A socket left by a referee that died is removed; a live one, or any other file, is not."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ControlError(f"control socket {str(path)!r}: {exc.strerror or exc}") from exc
+    if not stat.S_ISSOCK(mode):
+        raise ControlError(f"control socket {str(path)!r}: a file that is not a socket is there")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except ConnectionRefusedError:
+            path.unlink()
+            return
+        except OSError as exc:
+            raise ControlError(f"control socket {str(path)!r}: {exc.strerror or exc}") from exc
+    raise ControlError(f"control socket {str(path)!r}: another referee is listening there")
+
+
+def _peer_uid(connection: socket.socket) -> int:
+    credentials = connection.getsockopt(
+        socket.SOL_SOCKET, socket.SO_PEERCRED, _PEER_CREDENTIALS.size
+    )
+    _, uid, _ = _PEER_CREDENTIALS.unpack(credentials)
+    return int(uid)
+
+
+def _read_line(connection: socket.socket) -> bytes:
+    """One request line, at most :data:`MAX_LINE` bytes."""
+    data = b""
+    while b"\n" not in data:
+        chunk = connection.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > MAX_LINE:
+            raise CommandError(f"request longer than {MAX_LINE} bytes")
+    return data.split(b"\n", 1)[0]
+
+
+def _answer(connection: socket.socket, reply: Reply) -> None:
+    with suppress(OSError):
+        connection.sendall(encode_reply(reply))

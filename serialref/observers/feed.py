@@ -1,0 +1,296 @@
+"""A TCP server that feeds the audience off the referee's thread (Style 12, the web board).
+
+The referee hands each event to :meth:`FeedServer.handle`, which only puts it on a queue
+and wakes the feed's own thread: formatting and sending cost the referee nothing but
+that. The feed's thread turns the event into bytes once (:class:`Feed`) and appends
+them to every subscriber's outgoing buffer. The buffers are bounded: a client that does
+not read fills its buffer and is dropped, so a stuck observer costs bounded memory and
+never slows the match, nor the other observers. Clients are bounded in number too.
+
+A feed either talks at once (Style 12: the position, then a line per move) or first
+reads one request (HTTP): :meth:`Feed.answer` then says what to send and whether the
+client stays subscribed (the web board's event stream) or is closed (its page).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import queue
+import selectors
+import socket
+import threading
+import time
+from contextlib import suppress
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Protocol
+
+from serialref.errors import ControlError
+from serialref.events import MatchEvent
+from serialref.wire.address import Address, format_address
+
+__all__ = ["MAX_BUFFERED", "MAX_CLIENTS", "Feed", "FeedServer"]
+
+LOGGER = logging.getLogger(__name__)
+
+MAX_BUFFERED = 256 * 1024
+"""Bytes waiting for one client beyond which it is dropped (thousands of Style 12 lines)."""
+
+MAX_CLIENTS = 512
+"""Clients served at once; more are turned away."""
+
+MAX_QUEUED = 4096
+"""Events waiting for the feed's thread beyond which new ones are dropped (and counted)."""
+
+_SEND_BUFFER = 64 * 1024  # the kernel's share of a client's backlog, bounded too
+
+_MAX_REQUEST = 8192
+
+_BATCH = 0.02
+"""Seconds the feed's thread lets events gather after it sent some: at the pace of
+instant players it then wakes once for many moves, not once a move, and takes the
+interpreter from the referee's thread that much less often."""
+
+
+class Feed(Protocol):
+    """What a feed sends: per event, to a new client, and (HTTP) in answer to a request."""
+
+    wants_request: bool
+    """Whether a client sends a request first (HTTP) before it is answered."""
+
+    events: tuple[type, ...]
+    """The events it follows; the referee's thread does not even queue the others."""
+
+    min_interval: float
+    """Seconds between two whole states sent for ``update``'s ``None`` (coalesced)."""
+
+    def update(self, event: MatchEvent) -> bytes | None:
+        """The bytes every subscriber gets for ``event``; ``None``: the whole state, soon.
+
+        ``None`` lets a feed whose every message is the whole state (the web board) send
+        one per :attr:`min_interval` however fast the moves come, the latest one.
+        """
+        ...
+
+    def greeting(self) -> bytes:
+        """What a new subscriber gets at once: the game as it stands."""
+        ...
+
+    def answer(self, request: bytes) -> tuple[bytes, bool]:
+        """The response to ``request`` and whether the client then subscribes."""
+        ...
+
+
+@dataclass
+class _Client:
+    connection: socket.socket
+    subscribed: bool
+    pending: bytearray = field(default_factory=bytearray)
+    request: bytearray = field(default_factory=bytearray)
+    closing: bool = False  # close once ``pending`` is sent (a page, not a stream)
+
+
+class FeedServer:
+    """Serves one :class:`Feed` at ``address`` on a thread of its own, as a match listener."""
+
+    def __init__(self, feed: Feed, address: Address, *, name: str) -> None:
+        self._feed = feed
+        self._name = name
+        self._events: queue.Queue[MatchEvent | None] = queue.Queue(MAX_QUEUED)
+        self._followed = feed.events
+        self.dropped_events = 0
+        self._state_due: float | None = None  # when the coalesced whole state goes out
+        self._state_sent = -math.inf
+        self._published = -math.inf  # when the queue was last emptied
+        self._clients: dict[int, _Client] = {}
+        try:
+            self._listener = socket.create_server(
+                (address.host, address.port), backlog=64, reuse_port=False
+            )
+        except OSError as exc:
+            raise ControlError(
+                f"{name}: cannot listen on {address}: {exc.strerror or exc}"
+            ) from exc
+        self._listener.setblocking(False)
+        host, port = self._listener.getsockname()[:2]
+        self.address = Address(host, port)
+        self._wake_reader, self._wake_writer = os.pipe()
+        os.set_blocking(self._wake_writer, False)
+        os.set_blocking(self._wake_reader, False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._listener, selectors.EVENT_READ)
+        self._selector.register(self._wake_reader, selectors.EVENT_READ)
+        self._thread = threading.Thread(target=self._run, name=name)
+        self._thread.start()
+        LOGGER.info("%s: serving on %s", name, format_address(host, port))
+
+    def __enter__(self) -> FeedServer:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def clients(self) -> int:
+        """Clients connected now (read from another thread: a moment's count)."""
+        return len(self._clients)
+
+    def handle(self, event: MatchEvent) -> None:
+        """Queue ``event`` for the feed's thread; all the referee's thread pays.
+
+        Should the feed's thread fall that far behind, the event is dropped rather than
+        held: every feed sends whole positions, so the next move puts it right.
+        """
+        if not isinstance(event, self._followed):
+            return
+        try:
+            self._events.put_nowait(event)
+        except queue.Full:
+            self.dropped_events += 1
+            return
+        self._wake()
+
+    def close(self) -> None:
+        """Stop serving: every client is closed, the thread ends."""
+        if not self._thread.is_alive():
+            return
+        self._events.put(None)  # waits for room: the thread is taking events
+        self._wake()
+        self._thread.join()
+        for client in list(self._clients.values()):
+            self._drop(client)
+        self._selector.close()
+        self._listener.close()
+        os.close(self._wake_reader)
+        os.close(self._wake_writer)
+
+    # ------------------------------------------------------------- its thread
+
+    def _wake(self) -> None:
+        with suppress(BlockingIOError, OSError):
+            os.write(self._wake_writer, b"\0")
+
+    def _run(self) -> None:
+        while True:
+            timeout = None
+            if self._state_due is not None:
+                timeout = max(0.0, self._state_due - time.monotonic())
+            ready_keys = self._selector.select(timeout)
+            if self._state_due is not None and time.monotonic() >= self._state_due:
+                self._state_due = None
+                self._state_sent = time.monotonic()
+                self._broadcast(self._feed.greeting())
+            for key, ready in ready_keys:
+                if key.fileobj is self._listener:
+                    self._accept()
+                elif key.fileobj == self._wake_reader:
+                    gathering = self._published + _BATCH - time.monotonic()
+                    if gathering > 0:
+                        time.sleep(gathering)
+                    with suppress(BlockingIOError):
+                        os.read(self._wake_reader, 4096)
+                    self._published = time.monotonic()
+                    if not self._publish_queued():
+                        return
+                else:
+                    self._serve(key.data, ready)
+
+    def _publish_queued(self) -> bool:
+        """Send every queued event; False once :meth:`close` asked the thread to end."""
+        while True:
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
+                return True
+            if event is None:
+                return False
+            try:
+                data = self._feed.update(event)
+            except Exception:
+                LOGGER.exception("%s: could not format %r", self._name, event)
+                continue
+            if data is None:
+                if self._state_due is None:
+                    self._state_due = self._state_sent + self._feed.min_interval
+            else:
+                self._broadcast(data)
+
+    def _broadcast(self, data: bytes) -> None:
+        if data:
+            for client in list(self._clients.values()):
+                if client.subscribed:
+                    self._send(client, data)
+
+    def _accept(self) -> None:
+        try:
+            connection, _ = self._listener.accept()
+        except OSError:
+            return
+        if len(self._clients) >= MAX_CLIENTS:
+            connection.close()
+            LOGGER.warning("%s: too many clients, one turned away", self._name)
+            return
+        connection.setblocking(False)
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SEND_BUFFER)
+        client = _Client(connection, subscribed=not self._feed.wants_request)
+        self._clients[connection.fileno()] = client
+        self._selector.register(connection, selectors.EVENT_READ, client)
+        if client.subscribed:
+            self._send(client, self._feed.greeting())
+
+    def _serve(self, client: _Client, ready: int) -> None:
+        if ready & selectors.EVENT_READ:
+            try:
+                data = client.connection.recv(4096)
+            except OSError:
+                data = b""
+            if not data:
+                self._drop(client)
+                return
+            if not client.subscribed and not client.closing:
+                self._take_request(client, data)
+        if ready & selectors.EVENT_WRITE and client.connection.fileno() in self._clients:
+            self._send(client, b"")
+
+    def _take_request(self, client: _Client, data: bytes) -> None:
+        client.request += data
+        if b"\r\n\r\n" not in client.request:
+            if len(client.request) > _MAX_REQUEST:
+                self._drop(client)
+            return
+        response, subscribe = self._feed.answer(bytes(client.request))
+        client.subscribed, client.closing = subscribe, not subscribe
+        self._send(client, response)
+
+    def _send(self, client: _Client, data: bytes) -> None:
+        """Add ``data`` to what the client is owed and send what it takes now."""
+        client.pending += data
+        if len(client.pending) > MAX_BUFFERED:
+            LOGGER.warning("%s: a client that does not read was dropped", self._name)
+            self._drop(client)
+            return
+        try:
+            sent = client.connection.send(client.pending) if client.pending else 0
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            self._drop(client)
+            return
+        del client.pending[:sent]
+        if not client.pending and client.closing:
+            self._drop(client)
+            return
+        mask = selectors.EVENT_READ | (selectors.EVENT_WRITE if client.pending else 0)
+        self._selector.modify(client.connection, mask, client)
+
+    def _drop(self, client: _Client) -> None:
+        fd = client.connection.fileno()
+        if self._clients.pop(fd, None) is None:
+            return
+        with suppress(KeyError, ValueError):
+            self._selector.unregister(client.connection)
+        client.connection.close()

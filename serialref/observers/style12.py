@@ -1,0 +1,217 @@
+"""The games as FICS/ICC Style 12 lines, for chess GUIs and scripts that read a FICS feed.
+
+Every line is the ``<12>`` record of the FICS ``style12`` help file, field for field: the
+board from White's 8th rank down, the side to move, the double-push file, the castling
+rights, the reversible-move count, the game number, the names, our relation to the game
+(0: observing a game being played), the initial time and increment, both sides' material,
+both clocks in seconds, the next move's number, the previous move in verbose notation
+(``P/e2-e4``, ``o-o``), the time it took ``(0:06)``, the same move in SAN, the flip flag,
+whether the clock ticks and the lag. The initial time is in minutes, as FICS sends it and
+clients read it (the help file says seconds, which no server does). When a game ends, its
+last line says the clock stopped and a FICS ``{Game N (White vs. Black) reason} result``
+line follows.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import chess
+
+from serialref.events import (
+    GameEnded,
+    GameStarted,
+    MatchEvent,
+    MatchStarted,
+    MovePlayed,
+    SupervisorCommand,
+)
+from serialref.observers.feed import FeedServer
+from serialref.timecontrol import TimeControl
+from serialref.wire.address import Address
+
+__all__ = ["Style12Feed", "Style12Observer", "style12_line"]
+
+_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
+_NOT_A_NAME = re.compile(r"[^A-Za-z0-9_]+")
+
+
+def style12_line(
+    board: chess.Board,
+    *,
+    game: int,
+    names: tuple[str, str],
+    control: tuple[int, int],
+    clocks: tuple[float, float],
+    move: MovePlayed | None,
+    ticking: bool,
+) -> str:
+    """The ``<12>`` line of ``board``, the position after ``move`` (``None``: before any)."""
+    rows = [
+        "".join(
+            piece.symbol() if (piece := board.piece_at(chess.square(file, rank))) else "-"
+            for file in range(8)
+        )
+        for rank in range(7, -1, -1)
+    ]
+    last = None if move is None else chess.Move.from_uci(move.uci)
+    fields = [
+        "<12>",
+        *rows,
+        "W" if board.turn == chess.WHITE else "B",
+        str(_double_push_file(board, last)),
+        *("1" if right(side) else "0"
+          for side in (chess.WHITE, chess.BLACK)
+          for right in (board.has_kingside_castling_rights, board.has_queenside_castling_rights)),
+        str(board.halfmove_clock),
+        str(game),
+        _name(names[0]),
+        _name(names[1]),
+        "0",
+        str(control[0]),
+        str(control[1]),
+        str(_material(board, chess.WHITE)),
+        str(_material(board, chess.BLACK)),
+        str(_whole_seconds(clocks[0])),
+        str(_whole_seconds(clocks[1])),
+        str(board.fullmove_number),
+        "none" if last is None else _verbose(board, last),
+        "(0:00)" if move is None else _time_taken(move.elapsed),
+        "none" if move is None else move.san,
+        "0",
+        "1" if ticking else "0",
+        "0",
+    ]  # fmt: skip
+    return " ".join(fields)
+
+
+class Style12Feed:
+    """Follows the match and writes its Style 12 lines (a :class:`~.feed.Feed`)."""
+
+    wants_request: bool = False
+    events: tuple[type, ...] = (MatchStarted, GameStarted, MovePlayed, GameEnded, SupervisorCommand)
+    min_interval: float = 0.0
+
+    def __init__(self) -> None:
+        self._board: chess.Board | None = None
+        self._game = 0
+        self._names = ("White", "Black")
+        self._control = (0, 0)
+        self._clocks = (0.0, 0.0)
+        self._move: MovePlayed | None = None
+        self._ticking = False
+        self._paused = False
+
+    def update(self, event: MatchEvent) -> bytes:
+        if isinstance(event, GameStarted):
+            self._start(event)
+        elif isinstance(event, MovePlayed):
+            # The position comes with the move: a restarted referee announces no game.
+            self._board = chess.Board(event.fen)
+            self._game, self._ticking = event.game, True
+            self._move, self._clocks = event, event.remaining
+        elif isinstance(event, MatchStarted):
+            self._control = _initial_and_increment(TimeControl.parse(event.time_control))
+        elif isinstance(event, GameEnded) and self._board is not None:
+            self._ticking = False
+            white, black = self._names
+            return self.greeting() + (
+                f"{{Game {event.game} ({_name(white)} vs. {_name(black)}) "
+                f"{_one_line(event.reason)}}} {event.result}\n"
+            ).encode("ascii", "replace")
+        elif isinstance(event, SupervisorCommand) and event.command in ("pause", "resume"):
+            self._paused = event.command == "pause"
+        else:
+            return b""
+        return self.greeting()
+
+    def greeting(self) -> bytes:
+        if self._board is None:
+            return b""
+        line = style12_line(
+            self._board,
+            game=self._game,
+            names=self._names,
+            control=self._control,
+            clocks=self._clocks,
+            move=self._move,
+            ticking=self._ticking and not self._paused,
+        )
+        return f"{line}\n".encode("ascii", "replace")
+
+    def answer(self, request: bytes) -> tuple[bytes, bool]:
+        return self.greeting(), True
+
+    def _start(self, event: GameStarted) -> None:
+        board = chess.Board(event.fen)
+        for san in event.opening_moves:
+            board.push_san(san)
+        self._board = board
+        self._game = event.game
+        self._names = (event.tags.get("White", "White"), event.tags.get("Black", "Black"))
+        control = TimeControl.parse(event.tags.get("TimeControl", "-"))
+        self._control = _initial_and_increment(control)
+        first = control.allotment(0) if not control.untimed else math.inf
+        self._clocks = (first, first)
+        self._move = None
+        self._ticking = True
+
+
+class Style12Observer(FeedServer):
+    """Serves :class:`Style12Feed` to TCP clients (``--style12 HOST:PORT``)."""
+
+    def __init__(self, address: Address) -> None:
+        super().__init__(Style12Feed(), address, name="style12 feed")
+
+
+def _initial_and_increment(control: TimeControl) -> tuple[int, int]:
+    """FICS's initial time (whole minutes) and increment (whole seconds)."""
+    if control.untimed or not control.periods:
+        return 0, 0
+    first = control.periods[0]
+    return int(first.seconds // 60), int(first.increment)
+
+
+def _double_push_file(board: chess.Board, last: chess.Move | None) -> int:
+    """The file of a pawn that just moved two squares, else -1 (whatever en passant allows)."""
+    if last is None or board.piece_type_at(last.to_square) != chess.PAWN:
+        return -1
+    if abs(chess.square_rank(last.to_square) - chess.square_rank(last.from_square)) != 2:
+        return -1
+    return chess.square_file(last.to_square)
+
+
+def _verbose(board: chess.Board, move: chess.Move) -> str:
+    """FICS's verbose form of the move that made ``board``: ``P/e2-e4``, ``o-o``, ``P/e7-e8=Q``."""
+    piece = board.piece_type_at(move.to_square)
+    files = chess.square_file(move.to_square) - chess.square_file(move.from_square)
+    if piece == chess.KING and abs(files) == 2:
+        return "o-o" if files > 0 else "o-o-o"
+    letter = "P" if move.promotion else chess.piece_symbol(piece or chess.PAWN).upper()
+    text = f"{letter}/{chess.square_name(move.from_square)}-{chess.square_name(move.to_square)}"
+    if move.promotion:
+        text += "=" + chess.piece_symbol(move.promotion).upper()
+    return text
+
+
+def _time_taken(seconds: float) -> str:
+    whole = max(0, int(seconds))
+    return f"({whole // 60}:{whole % 60:02d})"
+
+
+def _material(board: chess.Board, side: chess.Color) -> int:
+    return sum(len(board.pieces(kind, side)) * value for kind, value in _VALUES.items())
+
+
+def _whole_seconds(seconds: float) -> int:
+    return math.floor(seconds) if math.isfinite(seconds) else 0
+
+
+def _name(text: str) -> str:
+    """A name as one Style 12 field: letters, digits and underscores only."""
+    return _NOT_A_NAME.sub("_", text).strip("_")[:20] or "Unknown"
+
+
+def _one_line(text: str) -> str:
+    return "".join(char if char.isprintable() and char.isascii() else "?" for char in text)

@@ -1,0 +1,152 @@
+"""A live web board for the audience: one page, its updates pushed as Server-Sent Events.
+
+``GET /`` is the page (``web.html`` beside this module); ``GET /events`` is an event
+stream whose every message is the whole game as JSON: the board as SVG from
+:mod:`chess.svg`, both clocks and whose runs, the moves, the players' last ``ce`` and
+``pv``, the result. Each message is complete, so a browser that reconnects (EventSource
+does so by itself) or misses one is right again with the next; the page ticks the
+running clock between messages. Nothing can be sent to the referee: the server reads
+one request per connection and answers only these two paths.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+
+import chess
+import chess.svg
+
+from serialref.events import (
+    GameEnded,
+    GameStarted,
+    MatchEvent,
+    MatchStarted,
+    MovePlayed,
+    PlayerSignedOn,
+    SupervisorCommand,
+)
+from serialref.observers.feed import FeedServer
+from serialref.timecontrol import TimeControl
+from serialref.wire.address import Address
+
+__all__ = ["WebFeed", "WebObserver"]
+
+_PAGE = resources.files(__package__).joinpath("web.html").read_bytes()
+_SHOWN_ANALYSIS = ("ce", "pv")
+_MOVES_KEPT = 600
+
+
+def _response(status: str, kind: str, body: bytes = b"", *, stream: bool = False) -> bytes:
+    head = [f"HTTP/1.1 {status}", f"Content-Type: {kind}", "Cache-Control: no-cache",
+            "X-Content-Type-Options: nosniff"]  # fmt: skip
+    head.append("Connection: keep-alive" if stream else f"Content-Length: {len(body)}")
+    if not stream:
+        head.append("Connection: close")
+    return ("\r\n".join(head) + "\r\n\r\n").encode("ascii") + body
+
+
+class WebFeed:
+    """Follows the match and writes its messages for the page (a :class:`~.feed.Feed`)."""
+
+    wants_request: bool = True
+    events: tuple[type, ...] = (
+        MatchStarted, GameStarted, MovePlayed, GameEnded, SupervisorCommand, PlayerSignedOn
+    )  # fmt: skip
+    min_interval: float = 0.1  # at most ten pages a second: what an eye follows, whatever the pace
+
+    def __init__(self) -> None:
+        self._control = TimeControl.parse("-")
+        self._board = chess.Board()
+        self._state: dict[str, object] = {"game": None, "result": None, "paused": False,
+                                          "names": ["White", "Black"]}  # fmt: skip
+        self._moves: list[str] = []
+        self._analysis: list[dict[str, str]] = [{}, {}]
+        self._clocks: list[float | None] = [None, None]
+        self._last: chess.Move | None = None
+        self._root = chess.STARTING_FEN  # where the game starts: a restart goes back there
+
+    def update(self, event: MatchEvent) -> bytes | None:
+        """The state changes; the page gets it whole, coalesced (``None``)."""
+        if isinstance(event, MatchStarted):
+            self._control = TimeControl.parse(event.time_control)
+            return b""
+        if isinstance(event, GameStarted):
+            self._start(event)
+        elif isinstance(event, MovePlayed):
+            self._played(event)
+        elif isinstance(event, GameEnded):
+            self._board = chess.Board(event.fen)
+            self._state.update(result=event.result, termination=event.termination,
+                               reason=event.reason)  # fmt: skip
+        elif isinstance(event, SupervisorCommand) and event.command in ("pause", "resume"):
+            self._state["paused"] = event.command == "pause"
+        elif isinstance(event, SupervisorCommand) and event.command == "restart-game":
+            self._board = chess.Board(self._root)
+            self._moves, self._last, self._analysis = [], None, [{}, {}]
+        elif not isinstance(event, PlayerSignedOn):
+            return b""
+        return None
+
+    def greeting(self) -> bytes:
+        board = self._board
+        running = None
+        if self._state.get("result") is None and self._state.get("game") is not None:
+            running = "white" if board.turn == chess.WHITE else "black"
+        message = {
+            **self._state,
+            "fen": board.fen(),
+            "svg": chess.svg.board(board, lastmove=self._last, size=480),
+            "clocks": self._clocks,
+            "running": None if self._state.get("paused") else running,
+            "moves": self._moves,
+            "analysis": self._analysis,
+        }
+        return f"data: {json.dumps(message, allow_nan=False)}\n\n".encode()
+
+    def answer(self, request: bytes) -> tuple[bytes, bool]:
+        method, _, rest = request.partition(b" ")
+        path = rest.split(b" ", 1)[0].split(b"?", 1)[0]
+        if method not in (b"GET", b"HEAD"):
+            return _response("405 Method Not Allowed", "text/plain", b"read-only\n"), False
+        if path == b"/":
+            return _response("200 OK", "text/html; charset=utf-8", _PAGE), False
+        if path == b"/events":
+            head = _response("200 OK", "text/event-stream", stream=True)
+            return head + b"retry: 1000\n\n" + self.greeting(), True
+        return _response("404 Not Found", "text/plain", b"not found\n"), False
+
+    # ------------------------------------------------------------------ state
+
+    def _start(self, event: GameStarted) -> None:
+        board = chess.Board(event.fen)
+        for san in event.opening_moves:
+            board.push_san(san)
+        self._root = board.fen()
+        self._board = board
+        self._moves, self._last, self._analysis = [], None, [{}, {}]
+        first = None if self._control.untimed else self._control.allotment(0)
+        self._clocks = [first, first]
+        self._state.update(game=event.game, result=None, termination=None, reason=None,
+                           names=[event.tags.get("White", "White"),
+                                  event.tags.get("Black", "Black")],
+                           event=event.tags.get("Event", ""))  # fmt: skip
+
+    def _played(self, event: MovePlayed) -> None:
+        mover = 0 if chess.Board(event.fen).turn == chess.BLACK else 1
+        self._board = chess.Board(event.fen)
+        self._last = chess.Move.from_uci(event.uci)
+        self._moves = [*self._moves, event.san][-_MOVES_KEPT:]
+        self._clocks = [None if math.isinf(t) else round(t, 1) for t in event.remaining]
+        self._analysis[mover] = {key: event.analysis[key] for key in _SHOWN_ANALYSIS
+                                 if key in event.analysis}  # fmt: skip
+        if self._state.get("game") != event.game:  # a restarted referee announces no game
+            self._state.update(game=event.game, result=None)
+
+
+class WebObserver(FeedServer):
+    """Serves :class:`WebFeed` to browsers (``--web HOST:PORT``)."""
+
+    def __init__(self, address: Address) -> None:
+        super().__init__(WebFeed(), address, name="web board")

@@ -1,0 +1,159 @@
+"""The supervisor's commands as the referee carries them out (EPD spec 3.2, tasks 9 and 11).
+
+A command arrives as a :class:`~serialref.events.SupervisorCommand` (from the control
+socket, on the referee's thread). It is checked first: one that cannot apply now is a
+:class:`~serialref.errors.CommandError` and changes nothing, not even the journal. One
+that can is published (so the journal holds it, with who gave it, before its effects)
+and then acted on. A restart reads the same entries back
+(:mod:`serialref.referee.resume`): a pause, time added and a game started again
+survive it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+
+import chess
+
+from serialref.errors import CommandError
+from serialref.events import SupervisorCommand
+from serialref.referee.adjudication import Termination, Verdict
+from serialref.referee.game import GameReferee, GameState
+from serialref.referee.match import MatchReferee
+from serialref.result import Result
+
+__all__ = ["COMMANDS", "SIDES", "carry_out"]
+
+SIDES = {"white": chess.WHITE, "w": chess.WHITE, "black": chess.BLACK, "b": chess.BLACK}
+"""How a side is named in ``add-time``."""
+
+_Action = Callable[[], None]
+
+
+def carry_out(match: MatchReferee, command: SupervisorCommand) -> None:
+    """Check ``command``, journal it (with the game it applies to), then act on it."""
+    check = COMMANDS.get(command.command)
+    if check is None:
+        raise CommandError(f"unknown command {command.command!r}; known: {', '.join(COMMANDS)}")
+    if match.done:
+        raise CommandError("the match is over")
+    act = check(match, command.args)
+    game = match.game.number if match.game is not None else None
+    match.publish(dataclasses.replace(command, game=game))
+    act()
+
+
+def _pause(match: MatchReferee, args: Sequence[str]) -> _Action:
+    _no_arguments("pause", args)
+    if match.paused:
+        raise CommandError("the match is paused already")
+
+    def act() -> None:
+        match.paused = True
+        if match.game is not None:
+            match.game.pause(match.now())
+
+    return act
+
+
+def _resume(match: MatchReferee, args: Sequence[str]) -> _Action:
+    _no_arguments("resume", args)
+    if not match.paused:
+        raise CommandError("the match is not paused")
+
+    def act() -> None:
+        match.paused = False
+        if match.game is not None:
+            match.game.unpause(match.now())
+
+    return act
+
+
+def _adjudicate(match: MatchReferee, args: Sequence[str]) -> _Action:
+    if not args:
+        raise CommandError("adjudicate needs a RESULT: 1-0, 0-1, 1/2-1/2 or *")
+    try:
+        result = Result(args[0])
+    except ValueError:
+        raise CommandError(
+            f"adjudicate: {args[0]!r} is not a result; use 1-0, 0-1, 1/2-1/2 or *"
+        ) from None
+    game = _begun_game(match, "adjudicate")
+    reason = " ".join(args[1:]) or "adjudicated by the supervisor"
+    verdict = Verdict(result, Termination.ADJUDICATION, reason)
+
+    def act() -> None:
+        game.end(verdict, at=match.now())
+
+    return act
+
+
+def _restore(match: MatchReferee, args: Sequence[str]) -> _Action:
+    if len(args) != 1 or args[0].lower() not in match.sessions:
+        raise CommandError(f"restore needs one port, A or B, not {' '.join(args)!r}")
+    port = args[0].lower()
+    game = _current_game(match, "restore")
+    if not match.sessions[port].signed_on:
+        raise CommandError(f"the player on port {port.upper()} is not signed on")
+    return lambda: game.signed_on_again(port)  # as if it had signed on again
+
+
+def _restart_game(match: MatchReferee, args: Sequence[str]) -> _Action:
+    _no_arguments("restart-game", args)
+    game = _current_game(match, "restart-game")
+
+    def act() -> None:
+        game.restart(at=match.now())
+
+    return act
+
+
+def _abort(match: MatchReferee, args: Sequence[str]) -> _Action:
+    reason = " ".join(args) or "aborted by the supervisor"
+    return lambda: match.stop(reason)
+
+
+def _add_time(match: MatchReferee, args: Sequence[str]) -> _Action:
+    if len(args) != 2 or args[0].lower() not in SIDES:
+        raise CommandError(f"add-time needs SIDE (white or black) and SECONDS, not {args!r}")
+    try:
+        seconds = float(args[1])
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds == 0:
+        raise CommandError(f"add-time: {args[1]!r} is not a number of seconds other than 0")
+    game = _current_game(match, "add-time")
+    side = SIDES[args[0].lower()]
+    return lambda: game.clock.add_time(side, seconds)
+
+
+def _no_arguments(name: str, args: Sequence[str]) -> None:
+    if args:
+        raise CommandError(f"{name} takes no arguments, not {' '.join(args)!r}")
+
+
+def _current_game(match: MatchReferee, name: str) -> GameReferee:
+    if match.game is None:
+        raise CommandError(f"{name}: no game is under way")
+    return match.game
+
+
+def _begun_game(match: MatchReferee, name: str) -> GameReferee:
+    game = _current_game(match, name)
+    if game.state not in (GameState.PLAYING, GameState.SUSPENDED):
+        raise CommandError(f"{name}: game {game.number} has not begun yet")
+    return game
+
+
+COMMANDS: dict[str, Callable[[MatchReferee, Sequence[str]], _Action]] = {
+    "pause": _pause,
+    "resume": _resume,
+    "adjudicate": _adjudicate,
+    "restore": _restore,
+    "restart-game": _restart_game,
+    "abort": _abort,
+    "add-time": _add_time,
+}
+"""Every command by its name; each checks its arguments and returns what it does."""

@@ -1,0 +1,1 @@
+"""``serialref watch``: the supervisor's terminal view of a running referee (textual)."""
