@@ -41,8 +41,18 @@ class DemoResult:
     player_logs: tuple[Path, ...]
 
 
-def run_demo(directory: Path, *, games: int = 2, tc: str = "60+1", console: TextIO) -> DemoResult:
-    """Play ``games`` games between a greedy and a random player; records go to ``directory``."""
+def run_demo(
+    directory: Path,
+    *,
+    games: int = 2,
+    tc: str = "60+1",
+    variant: str = "standard",
+    console: TextIO,
+) -> DemoResult:
+    """Play ``games`` games between a greedy and a random player; records go to ``directory``.
+
+    ``variant`` names the rules (``crazyhouse`` shows the pieces in hand below the board).
+    """
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -77,6 +87,7 @@ def run_demo(directory: Path, *, games: int = 2, tc: str = "60+1", console: Text
                 "port_b": cables[1].path_a,
                 "games": games,
                 "tc": tc,
+                "variant": variant,
                 "pgn": pgn,
                 "journal": journal,
                 "event": "serialref demo",

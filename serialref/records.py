@@ -18,7 +18,7 @@ import chess
 
 from serialref.epd.clockvalue import clock_text
 from serialref.epd.operations import Operand, Operation
-from serialref.epd.record import EpdRecord
+from serialref.epd.record import CheckCountingRecord, EpdRecord
 from serialref.errors import UnexpectedRecordError
 
 __all__ = [
@@ -97,7 +97,10 @@ _COMMAND_OPERATIONS = {
 
 def _record(command: Refcom, position: Position, *operations: Operation) -> EpdRecord:
     # PROTOCOL.md 2: every record naming a game position carries fmvn and hmvc.
-    placement, active, castling, en_passant, halfmove, fullmove = fen_of(position).split(" ")
+    fields = fen_of(position).split(" ")
+    if len(fields) != 6:  # a check counting variant's: checks still to give after en passant
+        return _check_counting_record(command, fields, operations)
+    placement, active, castling, en_passant, halfmove, fullmove = fields
     return EpdRecord(
         placement,
         active,
@@ -110,6 +113,15 @@ def _record(command: Refcom, position: Position, *operations: Operation) -> EpdR
             *operations,
         ),
     )
+
+
+def _check_counting_record(
+    command: Refcom, fields: list[str], operations: tuple[Operation, ...]
+) -> EpdRecord:
+    placement, active, castling, en_passant, checks, halfmove, fullmove = fields
+    plain = _record(command, f"{placement} {active} {castling} {en_passant} {halfmove} {fullmove}",
+                    *operations)  # fmt: skip
+    return CheckCountingRecord(placement, active, castling, en_passant, plain.operations, checks)
 
 
 def _clock_operation(consumed: tuple[int, int]) -> Operation:
@@ -127,13 +139,17 @@ def game_tags(
     *,
     result: str | None = None,
     termination: str | None = None,
+    variant: str = "",
 ) -> list[tuple[str, str]]:
     """The ``ptp`` of a game's ``inform`` (PROTOCOL.md 3): the Seven Tag Roster in roster
-    order, then ``TimeControl``; at the game's end the ``result`` and ``Termination``."""
+    order, then ``TimeControl``, then ``Variant`` (PGN's name) in a variant game; at the
+    game's end the ``result`` and ``Termination``."""
     tags = [(name, roster[name]) for name in ROSTER]
     if result is not None:
         tags[-1] = ("Result", result)
     tags.append(("TimeControl", time_control))
+    if variant:
+        tags.append(("Variant", variant))
     if termination is not None:
         tags.append(("Termination", termination))
     return tags

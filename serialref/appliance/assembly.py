@@ -63,6 +63,7 @@ def match_settings(config: MatchConfig) -> MatchSettings:
         time_control=config.tc,
         openings=start.openings,
         openings_source=start.source,
+        rules=config.variant,
         event=tag_value(config.event),
         site=tag_value(config.site),
         names=(names[0], names[1]),

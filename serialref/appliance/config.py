@@ -40,7 +40,9 @@ from serialref.appliance.options import (
 )
 from serialref.appliance.values import STANDARD_START, StartPositions, shown
 from serialref.errors import ConfigError, InputError
+from serialref.referee.openings import Opening
 from serialref.referee.settings import OnInfraction
+from serialref.rules import Rules
 from serialref.timecontrol import TimeControl
 from serialref.wire.address import Address
 from serialref.wire.transport import PortSettings
@@ -84,6 +86,7 @@ class MatchConfig:
     port_b: PortConfig
     games: int
     tc: TimeControl
+    variant: Rules
     fen: StartPositions | None
     openings: StartPositions | None
     pgn: Path | None
@@ -110,8 +113,14 @@ class MatchConfig:
 
     @property
     def start_positions(self) -> StartPositions:
-        """Where the games start: the FEN, the openings book or the standard position."""
-        return self.fen or self.openings or STANDARD_START
+        """Where the games start: the FEN, the openings book or the variant's usual start."""
+        if self.variant.standard:
+            return self.fen or self.openings or STANDARD_START
+        usual = StartPositions(
+            (Opening(self.variant.starting_fen, rules=self.variant),),
+            f"the {self.variant.name} starting position",
+        )
+        return self.fen or self.openings or usual
 
 
 @dataclass(frozen=True)
@@ -231,7 +240,8 @@ def _match_config(document: dict[str, object], given: Mapping[str, object]) -> M
             raise ConfigError(
                 setting.key, f"cannot be combined with {option.excludes}; give one or the other"
             )
-        values[option.key] = option.kind.read(setting.key, setting.value)
+        needed = (values[option.kind.needs],) if option.kind.needs else ()
+        values[option.key] = option.kind.read(setting.key, setting.value, *needed)
     return MatchConfig(
         port_a=_port_config("a", ports_table.get("a", {}), document, given),
         port_b=_port_config("b", ports_table.get("b", {}), document, given),

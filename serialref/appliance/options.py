@@ -34,6 +34,7 @@ from serialref.appliance.values import (
     start_position,
     text,
     time_control,
+    variant,
     whole_number,
 )
 from serialref.referee.settings import OnInfraction
@@ -160,6 +161,17 @@ MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
         '(no clock), `"?"` (unknown, untimed). Several periods are joined by `:`. Times may '
         'carry a decimal fraction, as engine testers write them: `"10+0.1"`, '
         '`"40/120.5:60+0.25"`; the PGN tag repeats the value as written.',
+    ),
+    _top(
+        "variant", variant(), "standard", Section.MATCH,
+        help="rules to play by: standard, chess960, crazyhouse, 3check, atomic, "
+        "kingofthehill, antichess, horde, racingkings",
+        doc="The rules games are played by: `standard` chess, or a variant of python-chess "
+        "(`chess960`, `crazyhouse`, `3check`, `atomic`, `kingofthehill`, `antichess`, "
+        "`horde`, `racingkings`; lichess's and PGN's names are understood too). The "
+        "players learn it from the `Variant` tag of `inform`. With `chess960`, `fen` may "
+        "be a start position number (0-959) and `openings` numbers and ranges "
+        '(`"0-959"`, `"518,1,2"`), each played with both colours.',
     ),
     _top(
         "fen", start_position(), "", Section.MATCH,

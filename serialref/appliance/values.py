@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,7 +21,13 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from serialref.errors import ConfigError
-from serialref.referee.openings import Opening, load_openings, opening_from_fen
+from serialref.referee.openings import (
+    Opening,
+    chess960_openings,
+    load_openings,
+    opening_from_fen,
+)
+from serialref.rules import STANDARD, Rules, find_rules, variant_names
 from serialref.timecontrol import TimeControl
 from serialref.wire.address import Address, parse_address
 
@@ -58,13 +65,16 @@ class Kind(Generic[_T]):
     error points at the right place. ``argument`` turns the command line's text into
     the raw value TOML would have given (``--games 3`` is the integer 3), so both
     sources go through the same ``read``; ``choices`` and ``metavar`` are for ``--help``.
+    ``needs`` names an earlier option whose value ``read`` takes as a third argument
+    (a start position is read by the rules of the ``variant``).
     """
 
     describe: str
-    read: Callable[[str, object], _T]
+    read: Callable[..., _T]
     argument: Callable[[str], object] = str
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
+    needs: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +226,15 @@ def address() -> Kind[Address | None]:
     return Kind('`"HOST:PORT"`', read, metavar="HOST:PORT")
 
 
+def variant() -> Kind[Rules]:
+    """The rules games are played by: standard chess or a variant, by any usual name."""
+
+    def read(key: str, value: object) -> Rules:
+        return find_rules(_string(key, value), key)
+
+    return Kind(f"one of {', '.join(variant_names())}", read, metavar="VARIANT")
+
+
 def listen_address() -> Kind[Address | None]:
     """``HOST:PORT`` to listen on; a bare ``PORT`` is this machine only; empty means "none"."""
 
@@ -231,25 +250,27 @@ def listen_address() -> Kind[Address | None]:
 def start_position() -> Kind[StartPositions | None]:
     """A FEN every game starts from, checked to be playable; empty means "none"."""
 
-    def read(key: str, value: object) -> StartPositions | None:
+    def read(key: str, value: object, rules: Rules = STANDARD) -> StartPositions | None:
         fen = _string(key, value)
-        return StartPositions((opening_from_fen(fen, key),), fen) if fen else None
+        return StartPositions((opening_from_fen(fen, key, rules),), fen) if fen else None
 
-    return Kind("string", read, metavar="FEN")
+    return Kind("string", read, metavar="FEN", needs="variant")
 
 
 def opening_book() -> Kind[StartPositions | None]:
-    """An EPD or PGN file of openings, read and checked; empty means "none"."""
+    """An EPD or PGN file of openings, or Chess960 start positions by number; empty: none."""
 
-    def read(key: str, value: object) -> StartPositions | None:
+    def read(key: str, value: object, rules: Rules = STANDARD) -> StartPositions | None:
+        if rules.chess960 and isinstance(value, str) and re.fullmatch(r"[\d, -]+", value):
+            return StartPositions(chess960_openings(value, key), f"chess960 {value}")
         path = optional_path().read(key, value)
         if path is None:
             return None
         if not path.is_file():
             raise ConfigError(key, f"{str(path)!r} is not a file; expected an EPD or PGN file")
         try:
-            return StartPositions(load_openings(path), str(path))
+            return StartPositions(load_openings(path, rules), str(path))
         except ConfigError as exc:
             raise ConfigError(key, exc.reason) from exc
 
-    return Kind("path", read, Path, metavar="FILE")
+    return Kind("path", read, Path, metavar="FILE", needs="variant")

@@ -51,6 +51,11 @@ def add_verbs(verbs: Verbs) -> None:
         "check", parents=[common], help="report every record whose position is not legal"
     )
     check.add_argument("file", nargs="?", default="-", help="EPD file, or - for stdin (default)")
+    check.add_argument(
+        "--variant",
+        default="standard",
+        help="check by a variant's rules, e.g. crazyhouse, 3check, chess960 (default standard)",
+    )
     check.set_defaults(handler=_run_check)
 
     analyse = _engine_verb(
@@ -217,8 +222,10 @@ def _run_purge(args: argparse.Namespace) -> int:
 
 def _run_check(args: argparse.Namespace) -> int:
     from serialref.epd.verbs import check_stream
+    from serialref.rules import find_rules
 
-    return _run_verb(args, check_stream)
+    rules = find_rules(args.variant, "--variant")
+    return _run_verb(args, check_stream, rules.board)
 
 
 def _open_input(stack: ExitStack, path: str) -> tuple[BinaryIO, str]:

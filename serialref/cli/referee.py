@@ -259,13 +259,18 @@ def _add_demo_verb(verbs: Verbs) -> None:
     )
     demo.add_argument("--games", type=int, default=2, help="games to play (default 2)")
     demo.add_argument("--tc", default="60+1", help="time control (default 60+1)")
+    demo.add_argument(
+        "--variant", default="standard", help="rules to play by, e.g. crazyhouse (default standard)"
+    )
     demo.set_defaults(handler=_run_demo)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     from serialref.demo import run_demo
 
-    result = run_demo(args.dir, games=args.games, tc=args.tc, console=sys.stdout)
+    result = run_demo(
+        args.dir, games=args.games, tc=args.tc, variant=args.variant, console=sys.stdout
+    )
     print(f"PGN:     {result.pgn}")
     print(f"journal: {result.journal}")
     print(f"player logs: {', '.join(str(path) for path in result.player_logs)}")

@@ -25,6 +25,7 @@ from serialref.client.replies import position_fields
 from serialref.client.respond import RespondLine
 from serialref.epd.record import EpdRecord
 from serialref.errors import ProtocolError
+from serialref.rules import STANDARD, Rules
 
 __all__ = ["FollowedGame"]
 
@@ -41,6 +42,12 @@ class FollowedGame:
     def __init__(self) -> None:
         self._board = chess.Board()
         self._fields: str | None = None
+        # The game's rules: standard until inform's Variant tag names others; the
+        # reset's position is then read again by them (Chess960 and atomic positions
+        # look standard, a crazyhouse one cannot be read without its rules).
+        self._rules = STANDARD
+        self._reset: EpdRecord | None = None
+        self._reset_unread = False
 
     @property
     def board(self) -> chess.Board:
@@ -60,17 +67,38 @@ class FollowedGame:
         self._fields = None
 
     def start(self, record: EpdRecord) -> bool:
-        """A new game from the record's position; False (board kept) if it is unusable."""
-        board = _record_board(record)
+        """A new game from the record's position; False (board kept) if it is unusable.
+
+        The position is read by standard rules until :meth:`play_by` names others; one
+        that standard chess cannot read may be a variant's, so it is kept for that
+        (and not reported: ``inform`` comes next and tells).
+        """
+        self._reset = record
+        self._rules = STANDARD
+        board = _record_board(record, STANDARD, quiet=True)
+        self._reset_unread = board is None
         if board is None:
             return False
+        self._replace(board)
+        return True
+
+    def play_by(self, rules: Rules) -> bool:
+        """Follow the game by ``rules`` from the reset's position; True if the board changed."""
+        if self._reset is None or (rules == self._rules and not self._reset_unread):
+            return False
+        board = _record_board(self._reset, rules)
+        self._reset_unread = False
+        if board is None:
+            return False
+        LOGGER.info("playing %s", rules.name)
+        self._rules = rules
         self._replace(board)
         return True
 
     def follow(self, record: EpdRecord) -> bool:
         """Bring the board to the record's position, then play its ``sm``; False if impossible."""
         if not self._continued_by(record):
-            target = _record_board(record)
+            target = _record_board(record, self._rules)
             if target is None:
                 return False
             if not _same_position(self._board, target, record):
@@ -136,12 +164,17 @@ class FollowedGame:
             return False
 
 
-def _record_board(record: EpdRecord) -> chess.Board | None:
-    """The record's position as a board (hmvc/fmvn applied), or None if it is not usable."""
+def _record_board(record: EpdRecord, rules: Rules, *, quiet: bool = False) -> chess.Board | None:
+    """The record's position as a board (hmvc/fmvn applied), or None if it is not usable.
+
+    ``quiet``: a reset's position that standard chess cannot read may be a variant's
+    that only the next ``inform`` names: no warning for that.
+    """
     try:
-        board = record.board()
+        board = record.board(rules.board)
     except (ProtocolError, ValueError) as exc:
-        LOGGER.warning("ignored a record with an unusable position: %s", exc)
+        if not quiet:
+            LOGGER.warning("ignored a record with an unusable position: %s", exc)
         return None
     if not board.is_valid():
         LOGGER.warning(

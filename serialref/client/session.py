@@ -51,6 +51,7 @@ from serialref.records import (
     sign_off,
     sign_on,
 )
+from serialref.rules import rules_of_tags
 from serialref.timecontrol import TimeControl
 
 __all__ = ["CC_RESOLUTION", "SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
@@ -252,8 +253,9 @@ class PlayerSession:
             self._signed_on = True
             LOGGER.info("signed on to the referee as %s", escape(self._name))
         stop = self._abandon()
-        if not self._followed.start(record):
-            return SessionOutput(stop=stop)
+        # A new game even when its position is not usable yet: a variant's position is
+        # read once inform names the variant (and an unusable one is not followed).
+        self._followed.start(record)
         board = self._followed.board
         self._start_ply = _ply(board)
         self._tags = {}
@@ -267,6 +269,7 @@ class PlayerSession:
         return SessionOutput(stop=stop)
 
     def _inform(self, record: EpdRecord, at: float) -> SessionOutput:
+        self._follow_variant()
         if not self._game_announced:
             self._game_announced = True
             LOGGER.info(
@@ -277,6 +280,16 @@ class PlayerSession:
                 escape(self._tags.get("TimeControl", "not given")),
             )
         return SessionOutput()
+
+    def _follow_variant(self) -> None:
+        """Play by the rules the ``Variant`` tag names (a reset alone does not say them)."""
+        try:
+            rules = rules_of_tags(self._tags)
+        except ConfigError as exc:
+            LOGGER.warning("ignored the Variant tag: %s", exc)
+            return
+        if self._followed.play_by(rules):
+            self._start_ply = _ply(self._followed.board)
 
     def _respond(self, record: EpdRecord, at: float) -> SessionOutput:
         stop = self._abandon()

@@ -15,14 +15,17 @@ Every refusal is a :class:`~serialref.errors.RecordError` naming the 1-based col
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+
+import chess
 
 from serialref.epd.basetypes import INTEGER_RE, check_operand, to_move
 from serialref.epd.opcodes import OPCODE_RE, OPCODE_RULE, OPCODES, MoveUse
 from serialref.epd.operations import Operand, Operation
 from serialref.epd.position import FIELD_NAMES, syntax_problem
-from serialref.epd.record import EpdRecord
+from serialref.epd.record import EpdRecord, make_record
+from serialref.epd.variantfen import normal_placement
 from serialref.errors import RecordError, escape
 
 __all__ = ["parse_lenient", "parse_record"]
@@ -32,7 +35,12 @@ _NOT_PRINTABLE_RE = re.compile(r"[^ -~]")
 # Position fields (spec 4).  The fourth field stops at ';' so that "- ;bm e4" reads as
 # the field '-' followed by a stray separator rather than as an en passant field '-;'.
 _FIELDS_RE = re.compile(r" *([^ ]+) +([^ ]+) +([^ ]+) +([^ ;]+)")
+# A check counting variant's fifth field (``3+3``) follows en passant.
+_CHECKS_FIELD_RE = re.compile(r" +([0-9]+\+[0-9]+)(?=[ ;]|$)")
 _FEN_COUNTERS_RE = re.compile(r" +([0-9]+) +([0-9]+)(?=[ ;]|$)")
+# lichess writes checks given (not still to give) after the counters: "0 1 +1+0".
+_LICHESS_CHECKS_RE = re.compile(r" +\+([0-3])\+([0-3])(?=[ ;]|$)")
+_CHECKS_TO_WIN = 3
 
 # The operation part of a strict record holding no quoted string (the common case).
 _PLAIN_OPERATIONS_RE = re.compile(rf"(?: +{OPCODE_RE.pattern}(?: +[!#-:<-~]+)*;)* *")
@@ -59,17 +67,19 @@ def parse_record(line: str) -> EpdRecord:
         raise
 
 
-def parse_lenient(line: str) -> EpdRecord:
+def parse_lenient(line: str, make: Callable[[str], chess.Board] = chess.Board) -> EpdRecord:
     """Read one line of an EPD file written by someone else (spec 7.1 ``pfdn`` input).
 
     Accepted: runs of blanks and TABs, a line terminator, one trailing NUL (the
     spec's traditional terminator), stray or missing ``;``, and FEN's two move
-    counters after the fourth field (they become ``hmvc`` and ``fmvn``).  Every known
+    counters after the fourth field (they become ``hmvc`` and ``fmvn``), pieces in hand
+    as a ninth rank and lichess's checks given (``+1+0`` after the counters).  Every known
     opcode is then checked for operand count and basetype, and its moves for legality
-    in the record's position.  A bare token where a string is due is kept as written.
+    in the record's position, on the board ``make`` builds (a variant's).  A bare token
+    where a string is due is kept as written.
     """
     try:
-        return _parse_lenient(line)
+        return _parse_lenient(line, make)
     except RecordError as exc:
         exc.raw = escape(line)
         raise
@@ -78,13 +88,41 @@ def parse_lenient(line: str) -> EpdRecord:
 # --------------------------------------------------------------------- strict
 
 
+class _Rewritten(Exception):  # noqa: N818 - a signal within this module, not an error
+    """The line with its placement in the standard form, to be read again."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(line)
+        self.line = line
+
+
 def _parse_strict(line: str) -> EpdRecord:
     _check_printable(line)
-    match = _match_fields(line)
+    try:
+        match = _match_fields(line)
+    except _Rewritten as rewritten:
+        line = rewritten.line
+        match = _match_fields(line)
     operations = _plain_operations(line, match.end())
     if operations is None:
-        operations = _tokenized_operations(line, match.end())
+        return _variant_or_tokenized(line, match)
     return EpdRecord(match.group(1), match.group(2), match.group(3), match.group(4), operations)
+
+
+def _variant_or_tokenized(line: str, match: re.Match[str]) -> EpdRecord:
+    """A record with a check counting field, or one the plain reading could not split."""
+    end, checks = match.end(), ""
+    field = _CHECKS_FIELD_RE.match(line, end)
+    if field is not None:
+        end, checks = field.end(), field.group(1)
+    operations = _plain_operations(line, end)
+    if operations is None:
+        operations = _tokenized_operations(line, end)
+    return make_record(_position_fields(match), operations, checks)
+
+
+def _position_fields(match: re.Match[str]) -> tuple[str, str, str, str]:
+    return match.group(1), match.group(2), match.group(3), match.group(4)
 
 
 def _plain_operations(line: str, start: int) -> tuple[Operation, ...] | None:
@@ -114,7 +152,7 @@ def _tokenized_operations(line: str, start: int) -> tuple[Operation, ...]:
 # --------------------------------------------------------------------- lenient
 
 
-def _parse_lenient(line: str) -> EpdRecord:
+def _parse_lenient(line: str, make: Callable[[str], chess.Board]) -> EpdRecord:
     line = line.rstrip("\r\n")
     if line.endswith("\0"):
         line = line[:-1]
@@ -125,23 +163,28 @@ def _parse_lenient(line: str) -> EpdRecord:
             column=line.index("\0") + 1,
         )
     _check_printable(line)
-    match = _match_fields(line)
-    counters = _FEN_COUNTERS_RE.match(line, match.end())
-    drafts = _merge_counters(
-        _fen_counters(counters),
-        _scan_operations(line, counters.end() if counters else match.end(), lenient=True),
-    )
+    try:
+        match = _match_fields(line)
+    except _Rewritten as rewritten:
+        line = rewritten.line
+        match = _match_fields(line)
+    end, checks = match.end(), ""
+    field = _CHECKS_FIELD_RE.match(line, end)
+    if field is not None:
+        end, checks = field.end(), field.group(1)
+    counters = _FEN_COUNTERS_RE.match(line, end)
+    end = counters.end() if counters else end
+    lichess = _LICHESS_CHECKS_RE.match(line, end) if counters and not checks else None
+    if lichess is not None:
+        end = lichess.end()
+        checks = "+".join(str(_CHECKS_TO_WIN - int(given)) for given in lichess.groups())
+    drafts = _merge_counters(_fen_counters(counters), _scan_operations(line, end, lenient=True))
     _check_duplicates(drafts)
     for draft in drafts:
         _check_operation(draft)
-    record = EpdRecord(
-        match.group(1),
-        match.group(2),
-        match.group(3),
-        match.group(4),
-        tuple(draft.operation() for draft in drafts),
-    )
-    _check_moves(record, drafts)
+    operations = tuple(draft.operation() for draft in drafts)
+    record = make_record(_position_fields(match), operations, checks)
+    _check_moves(record, drafts, make)
     return record
 
 
@@ -216,7 +259,9 @@ def _check_operation(draft: _Draft) -> None:
         check_operand(spec, index, draft.opcode, operand, column)
 
 
-def _check_moves(record: EpdRecord, drafts: list[_Draft]) -> None:
+def _check_moves(
+    record: EpdRecord, drafts: list[_Draft], make: Callable[[str], chess.Board]
+) -> None:
     """Spec 7.1: input records are checked for legality, so every move must be playable."""
     with_moves = [
         draft for draft in drafts if draft.operands and _move_use(draft.opcode) is not MoveUse.NONE
@@ -224,7 +269,7 @@ def _check_moves(record: EpdRecord, drafts: list[_Draft]) -> None:
     if not with_moves:
         return
     try:
-        board = record.board()
+        board = record.board(make)
     except RecordError as exc:
         raise RecordError(exc.reason, column=1) from exc
     for draft in with_moves:
@@ -357,6 +402,12 @@ def _match_fields(line: str) -> re.Match[str]:
         )
     problem = syntax_problem((match.group(1), match.group(2), match.group(3), match.group(4)))
     if problem is not None:
+        placement = match.group(1)
+        normal = normal_placement(placement)
+        fields = (normal, match.group(2), match.group(3), match.group(4))
+        if normal != placement and syntax_problem(fields) is None:
+            # Pieces in hand written as a ninth rank: read as written in brackets.
+            raise _Rewritten(f"{line[: match.start(1)]}{normal}{line[match.end(1) :]}")
         index, offset, reason = problem
         raise RecordError(reason, column=match.start(index + 1) + offset + 1)
     return match

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import chess
 
+from serialref.epd.variantfen import VariantShape, uneven_ranks, variant_shape
+
 __all__ = ["FIELD_NAMES", "position_problems", "syntax_problem"]
 
 FIELD_NAMES = ("piece placement", "active colour", "castling", "en passant")
@@ -37,8 +39,15 @@ def syntax_problem(fields: tuple[str, str, str, str]) -> tuple[int, int, str] | 
         _PLACEMENT_RE.fullmatch(placement)
         and _EXPANDED_PLACEMENT_RE.fullmatch(placement.translate(_EXPAND_DIGITS))
     ):
-        offset, reason = next(_placement_problems(placement))
-        return 0, offset, reason
+        shape = variant_shape(placement)
+        if shape is None:
+            uneven = uneven_ranks(placement)
+            if uneven is not None:
+                return 0, 0, uneven
+            offset, reason = next(_placement_problems(placement))
+            return 0, offset, reason
+        if shape.fairy:
+            return _fairy_problem(active, castling, en_passant, shape)
     if active not in ("w", "b"):
         return 1, 0, f"active colour {active!r} must be 'w' or 'b'"
     if not _castling_readable(castling):
@@ -49,6 +58,19 @@ def syntax_problem(fields: tuple[str, str, str, str]) -> tuple[int, int, str] | 
     if not _EN_PASSANT_RE.fullmatch(en_passant):
         return 3, 0, _en_passant_problem(en_passant)
     return None
+
+
+def _fairy_problem(
+    active: str, castling: str, en_passant: str, shape: VariantShape
+) -> tuple[int, int, str] | None:
+    """The fields after a fairy placement, in the variant FEN grammar."""
+    if active not in ("w", "b"):
+        return 1, 0, f"active colour {active!r} must be 'w' or 'b'"
+    problem = shape.castling_problem(castling)
+    if problem is not None:
+        return 2, 0, problem
+    problem = shape.en_passant_problem(en_passant)
+    return None if problem is None else (3, 0, problem)
 
 
 def _placement_problems(placement: str) -> Iterator[tuple[int, str]]:

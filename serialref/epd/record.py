@@ -8,7 +8,9 @@ builder :meth:`EpdRecord.from_board` makes the record of a python-chess board.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import chess
 
@@ -16,9 +18,10 @@ from serialref.epd.basetypes import check_count, to_clock, to_identifier, to_int
 from serialref.epd.opcodes import INT32, OPCODES, Basetype
 from serialref.epd.operations import Operand, Operation
 from serialref.epd.position import syntax_problem
+from serialref.epd.variantfen import CHECKS_RE
 from serialref.errors import RecordError
 
-__all__ = ["EpdRecord"]
+__all__ = ["CheckCountingRecord", "EpdRecord", "make_record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +30,8 @@ class EpdRecord:
 
     Operations keep the order they were read in; the writer sorts them.  The position
     fields are checked for syntax on construction; whether the position is legal is
-    python-chess's business (:meth:`board`).
+    python-chess's business (:meth:`board`). ``checks`` is the check counting field,
+    empty here; a :class:`CheckCountingRecord` has one.
     """
 
     placement: str
@@ -35,6 +39,7 @@ class EpdRecord:
     castling: str
     en_passant: str
     operations: tuple[Operation, ...] = ()
+    checks: ClassVar[str] = ""
     # The operations by opcode: the referee asks a record for a dozen opcodes per move.
     _by_opcode: dict[str, Operation] = field(init=False, repr=False, compare=False)
 
@@ -61,15 +66,20 @@ class EpdRecord:
         spec (4.4) and PROTOCOL.md section 2 say, not only when a capture is legal.
         ``hmvc`` and ``fmvn`` are the caller's to add: not every record wants them.
         """
-        placement, active, castling, en_passant = board.fen(en_passant="fen").split(" ")[:4]
+        placement, active, castling, en_passant, rest = board.fen(en_passant="fen").split(" ", 4)
+        if "+" in rest:  # the checks still to give, before the move counters
+            return CheckCountingRecord(
+                placement, active, castling, en_passant, (), rest.partition(" ")[0]
+            ).with_operations(*operations)
         return cls(placement, active, castling, en_passant).with_operations(*operations)
 
     # ----------------------------------------------------------------- structure
 
     @property
     def position(self) -> str:
-        """The four position fields, blank separated."""
-        return f"{self.placement} {self.active} {self.castling} {self.en_passant}"
+        """The four position fields (and the check counting field, if any), blank separated."""
+        position = f"{self.placement} {self.active} {self.castling} {self.en_passant}"
+        return f"{position} {self.checks}" if self.checks else position
 
     def __contains__(self, opcode: object) -> bool:
         return opcode in self._by_opcode
@@ -84,17 +94,20 @@ class EpdRecord:
         replacements = {operation.opcode: operation for operation in operations}
         kept = [replacements.pop(op.opcode, op) for op in self.operations]
         kept.extend(replacements.values())  # new opcodes; a later duplicate argument wins
+        if self.checks:
+            return CheckCountingRecord(
+                self.placement, self.active, self.castling, self.en_passant, tuple(kept),
+                self.checks,
+            )  # fmt: skip
         return EpdRecord(self.placement, self.active, self.castling, self.en_passant, tuple(kept))
 
     def without(self, *opcodes: str) -> EpdRecord:
         """A copy without the operations of these opcodes (spec 7.4 ``pfop``)."""
         gone = set(opcodes)
-        return EpdRecord(
-            self.placement,
-            self.active,
-            self.castling,
-            self.en_passant,
+        return make_record(
+            (self.placement, self.active, self.castling, self.en_passant),
             tuple(op for op in self.operations if op.opcode not in gone),
+            self.checks,
         )
 
     # ----------------------------------------------------------------- typed accessors
@@ -130,13 +143,16 @@ class EpdRecord:
             for name, value in zip(operands[::2], operands[1::2], strict=True)
         ]
 
-    def board(self) -> chess.Board:
-        """The position as a python-chess board, with ``hmvc``/``fmvn`` when present."""
+    def board(self, make: Callable[[str], chess.Board] = chess.Board) -> chess.Board:
+        """The position as a python-chess board, with ``hmvc``/``fmvn`` when present.
+
+        ``make`` builds the board from a FEN: a variant's board type reads its own FEN.
+        """
         halfmove = self.integer("hmvc") if "hmvc" in self else 0
         fullmove = self.integer("fmvn") if "fmvn" in self else 1
         fen = f"{self.position} {halfmove} {fullmove}"
         try:
-            return chess.Board(fen)
+            return make(fen)
         except ValueError as exc:
             raise RecordError(f"python-chess rejects the position {fen!r}: {exc}") from exc
 
@@ -159,3 +175,31 @@ class EpdRecord:
                 f"{opcode}: expected one operand, found {len(operation.operands)}"
             )
         return operation.operands[0]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckCountingRecord(EpdRecord):
+    """A record of a check counting variant: a fifth position field after en passant.
+
+    ``checks`` is the checks White and Black must still give (``3+3``). A class of its
+    own, so that every other record is built without the field.
+    """
+
+    checks: str = ""  # type: ignore[misc]
+
+    def __post_init__(self) -> None:
+        if not CHECKS_RE.fullmatch(self.checks):
+            raise RecordError(
+                f"check counting field {self.checks!r} must be two counts joined by '+' (3+3)"
+            )
+        # A slotted dataclass is a new class: the zero-argument super() cannot find it.
+        super(CheckCountingRecord, self).__post_init__()
+
+
+def make_record(
+    position: tuple[str, str, str, str], operations: tuple[Operation, ...] = (), checks: str = ""
+) -> EpdRecord:
+    """A record with the check counting field when ``checks`` is given, else a plain one."""
+    if checks:
+        return CheckCountingRecord(*position, operations, checks)
+    return EpdRecord(*position, operations)

@@ -67,18 +67,34 @@ def purge_stream(opcode: str, *, source: BinaryIO, name: str, out: TextIO, err: 
     return _run(source, name, out, err, purge)
 
 
-def check_stream(*, source: BinaryIO, name: str, out: TextIO, err: TextIO) -> int:
-    """Report each record whose position python-chess finds illegal; write the others."""
-    return _run(source, name, out, err, legal_record)
+def check_stream(
+    make: Callable[[str], chess.Board] = chess.Board,
+    *,
+    source: BinaryIO,
+    name: str,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """Report each record whose position python-chess finds illegal; write the others.
+
+    ``make`` builds a board from a FEN: a variant's board type checks by its rules.
+    """
+
+    def legal(record: EpdRecord, line: str) -> EpdRecord:
+        return legal_record(record, line, make)
+
+    return _run(source, name, out, err, legal, make=make)
 
 
 def _unchanged(record: EpdRecord, line: str) -> EpdRecord:
     return record
 
 
-def legal_record(record: EpdRecord, line: str) -> EpdRecord:
+def legal_record(
+    record: EpdRecord, line: str, make: Callable[[str], chess.Board] = chess.Board
+) -> EpdRecord:
     """The record, if its position is legal; else the problems, at the field to look at."""
-    board = record.board()
+    board = record.board(make)
     problems = position_problems(board)
     if problems:
         status = board.status()
@@ -93,14 +109,22 @@ def legal_record(record: EpdRecord, line: str) -> EpdRecord:
     return record
 
 
-def _run(source: BinaryIO, name: str, out: TextIO, err: TextIO, transform: Transform) -> int:
+def _run(
+    source: BinaryIO,
+    name: str,
+    out: TextIO,
+    err: TextIO,
+    transform: Transform,
+    *,
+    make: Callable[[str], chess.Board] = chess.Board,
+) -> int:
     written = rejected = 0
     for number, raw in numbered_lines(source):
         if not raw.strip(b" \t\0"):
             continue
         try:
             line = decode_line(raw)
-            record = transform(parse_lenient(line), line)
+            record = transform(parse_lenient(line, make), line)
         except RecordError as exc:
             rejected += 1
             where = f"{name}:{number}:{exc.column}" if exc.column else f"{name}:{number}"

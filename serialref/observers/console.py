@@ -16,8 +16,10 @@ from collections.abc import Callable
 from typing import TextIO
 
 import chess
+import chess.variant
 
 from serialref.clock import format_clock
+from serialref.errors import ConfigError
 from serialref.events import (
     GameEnded,
     GameStarted,
@@ -27,6 +29,7 @@ from serialref.events import (
     PlayerSignedOn,
 )
 from serialref.observers.output import ObserverOutput, printable
+from serialref.rules import STANDARD, Rules, rules_of_tags
 
 __all__ = ["ConsoleObserver", "board_with_coordinates"]
 
@@ -49,6 +52,7 @@ class ConsoleObserver:
         self._clock = clock
         self._next_redraw = 0.0
         self._names = ("White", "Black")
+        self._rules: Rules = STANDARD
         self._last_move: MovePlayed | None = None
         self._drawn = 0  # lines of the live board block on screen, to redraw in place
 
@@ -59,6 +63,10 @@ class ConsoleObserver:
             self._line(f"port {event.port}: player left ({printable(event.reason)})")
         elif isinstance(event, GameStarted):
             self._names = (printable(event.tags["White"]), printable(event.tags["Black"]))
+            try:
+                self._rules = rules_of_tags(event.tags)
+            except ConfigError:
+                self._rules = STANDARD
             self._last_move = None
             self._drawn = 0  # a new game gets a board of its own, below what came before
         elif isinstance(event, MovePlayed):
@@ -75,7 +83,8 @@ class ConsoleObserver:
         self._out.flush()
 
     def _move_text(self, move: MovePlayed) -> str:
-        _, turn, _, _, _, fullmove = move.fen.split(" ")
+        fields = move.fen.split(" ")
+        turn, fullmove = fields[1], fields[-1]
         # The FEN is the position after the move: Black to move means White moved.
         number, dots = (fullmove, ".") if turn == "b" else (int(fullmove) - 1, "...")
         return (
@@ -85,7 +94,7 @@ class ConsoleObserver:
 
     def _draw(self, move: MovePlayed) -> None:
         """The board after ``move`` and the clocks; on a terminal, over the previous drawing."""
-        block = [*board_with_coordinates(chess.Board(move.fen)), self._move_text(move)]
+        block = [*board_with_coordinates(self._rules.board(move.fen)), self._move_text(move)]
         if self._live:
             up = f"\x1b[{self._drawn}F" if self._drawn else ""
             self._out.write(up + "".join(f"{line}\x1b[K\n" for line in block))
@@ -99,9 +108,20 @@ class ConsoleObserver:
 
 
 def board_with_coordinates(board: chess.Board) -> list[str]:
-    """python-chess's text board with the ranks on the left and the files below, White down."""
+    """python-chess's text board with the ranks on the left and the files below, White down.
+
+    A variant's own state follows: the pieces in hand (crazyhouse), the checks still
+    to give (three-check).
+    """
     rows = str(board).splitlines()
-    return [f"{8 - index} {row}" for index, row in enumerate(rows)] + [_FILES]
+    lines = [f"{8 - index} {row}" for index, row in enumerate(rows)] + [_FILES]
+    if isinstance(board, chess.variant.CrazyhouseBoard):
+        white, black = (str(board.pockets[side]) or "-" for side in (chess.WHITE, chess.BLACK))
+        lines.append(f"in hand: White {white.upper()} Black {black}")
+    elif isinstance(board, chess.variant.ThreeCheckBoard):
+        checks = board.remaining_checks
+        lines.append(f"checks to give: White {checks[chess.WHITE]} Black {checks[chess.BLACK]}")
+    return lines
 
 
 def _clock_text(move: MovePlayed, side: int) -> str:

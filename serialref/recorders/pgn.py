@@ -34,6 +34,7 @@ from serialref.clock import format_clock, side_index
 from serialref.errors import RecorderError, recorder_error
 from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed, SupervisorCommand
 from serialref.recorders.journal import JournalGame
+from serialref.rules import rules_of_tags
 
 __all__ = ["PgnRecorder", "game_to_pgn", "pgn_text"]
 
@@ -119,7 +120,8 @@ def game_to_pgn(
     Moves are taken as the referee played them; :func:`pgn_text` checks them as it
     writes. Raises ``ValueError`` (from python-chess) for an invalid FEN or opening move.
     """
-    board = chess.Board(started.fen)
+    rules = rules_of_tags(started.tags)
+    board = rules.board(started.fen)
     game = chess.pgn.Game()
     headers = game.headers
     for name, value in started.tags.items():
@@ -128,7 +130,7 @@ def game_to_pgn(
     headers["Result"] = _tag_value(ended.result) if ended else "*"
     headers["Termination"] = _tag_value(ended.termination) if ended else "unterminated"
     headers["PlyCount"] = str(len(started.opening_moves) + len(moves))
-    if board.fen() != chess.STARTING_FEN:
+    if board.fen() != rules.starting_fen:
         headers["SetUp"] = "1"
         headers["FEN"] = board.fen()
     for name, value in started.tags.items():

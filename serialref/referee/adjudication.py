@@ -29,6 +29,7 @@ __all__ = [
     "Verdict",
     "judge_reply",
     "positions_match",
+    "variant_verdict",
     "wrong_position",
 ]
 
@@ -115,6 +116,12 @@ class GameBoard:
             replay.push(move)
             self._counts[replay._transposition_key()] += 1
         self._placement = _Placement(board)
+        # A variant board (pieces in hand, checks to give) writes its own FEN, and may
+        # end by its own rules; standard chess and Chess960 keep the fast path.
+        self._variant = type(board) is not chess.Board
+        if self._variant:
+            self._fen = self._variant_fen  # type: ignore[method-assign]
+            self.automatic_verdict = self._variant_verdict  # type: ignore[method-assign]
         self._castling_rights = board.castling_rights
         self._castling = board.castling_xfen()
         # FENs (en passant after every double push) of the current position and the
@@ -166,6 +173,13 @@ class GameBoard:
             f" {board.halfmove_clock} {board.fullmove_number}"
         )
 
+    def _variant_fen(self) -> str:
+        return self.board.fen(en_passant="fen")
+
+    def _variant_verdict(self) -> Verdict | None:
+        """A variant's own endings first (three checks, the hill...), then the common ones."""
+        return variant_verdict(self.board) or GameBoard.automatic_verdict(self)
+
     def automatic_verdict(self) -> Verdict | None:
         """Endings the referee declares without a claim (PROTOCOL.md 5)."""
         board = self.board
@@ -203,13 +217,45 @@ class GameBoard:
     def flag_verdict(self, flagged: chess.Color) -> Verdict:
         """A flag fell: a loss, or a draw when the opponent cannot mate by any legal sequence."""
         if self.board.has_insufficient_material(not flagged):
+            # python-chess knows each variant's "cannot win": none in crazyhouse,
+            # king of the hill and racing kings (the flag decides), its own elsewhere.
+            cannot = "cannot win by any legal sequence" if self._variant else "cannot mate"
             return Verdict.draw(
-                f"{_colour(flagged)} lost on time but {_colour(not flagged)} cannot mate",
+                f"{_colour(flagged)} lost on time but {_colour(not flagged)} {cannot}",
                 Termination.TIME_FORFEIT,
             )
         return Verdict.win(
             not flagged, Termination.TIME_FORFEIT, f"{_colour(flagged)} lost on time"
         )
+
+
+# Why a variant's own rule ended the game, by python-chess's variant name: the winner's deed.
+_VARIANT_WINS = {
+    "3check": "gives the third check",
+    "kingofthehill": "brings the king to the centre",
+    "atomic": "explodes the enemy king",
+    "antichess": "has no piece left or cannot move",
+    "racingkings": "brings the king to the eighth rank first",
+    "horde": "wins by the horde rules",
+}
+
+
+def variant_verdict(board: chess.Board) -> Verdict | None:
+    """The result when the variant's own rule ends the game here, else None.
+
+    python-chess says who wins from the side to move's view (Antichess's stalemate
+    is a win, for instance); a variant draw is Racing Kings' both kings home.
+    """
+    if board.is_variant_draw():
+        return Verdict.draw(f"{board.uci_variant}: drawn by the variant's rules")
+    if board.is_variant_win():
+        winner = board.turn
+    elif board.is_variant_loss():
+        winner = not board.turn
+    else:
+        return None
+    deed = _VARIANT_WINS.get(board.uci_variant or "", "wins by the variant's rules")
+    return Verdict.win(winner, Termination.NORMAL, f"{_colour(winner)} {deed}")
 
 
 class ReplyKind(enum.Enum):
@@ -254,9 +300,11 @@ def positions_match(record: EpdRecord, board: chess.Board, fen: str | None = Non
     PROTOCOL.md 2: an en passant square that allows no legal capture counts
     as ``-``, because players built on python-chess omit it.
     """
-    placement, turn, castling, en_passant = (fen or board.fen(en_passant="fen")).split(" ")[:4]
+    placement, turn, castling, en_passant, rest = (fen or board.fen(en_passant="fen")).split(" ", 4)
     if (record.placement, record.active, record.castling) != (placement, turn, castling):
         return False
+    if (record.checks or "+" in rest) and record.checks != rest.partition(" ")[0]:
+        return False  # a check counting variant's checks still to give
     if record.en_passant == en_passant:
         return True
     legal_ep = board.fen(en_passant="legal").split(" ")[3]
@@ -276,7 +324,7 @@ def positions_match(record: EpdRecord, board: chess.Board, fen: str | None = Non
 
 def wrong_position(game: GameBoard, record: EpdRecord) -> Ruling:
     """The ruling on a reply in turn whose position is not the game's (PROTOCOL.md 4)."""
-    expected = " ".join(game.fen.split(" ")[:4])
+    expected = game.fen.rsplit(" ", 2)[0]
     return Ruling(
         ReplyKind.INFRACTION, f"wrong position {record.position!r}, expected {expected!r}"
     )

@@ -326,7 +326,7 @@ class GameReferee:
                 white_port=self.white_port,
                 black_port=black_port,
                 fen=self.game.board.root().fen(),
-                tags={**self.tags, "TimeControl": settings.time_control.text},
+                tags=dict(self._inform_tags()),
                 opening_moves=self.opening_moves,
             )
         )
@@ -517,13 +517,15 @@ class GameReferee:
         return max(times, default=self._host.now()) + self._settings.reset_delay
 
     def _inform_tags(self, final: Verdict | None = None) -> list[tuple[str, str]]:
+        variant = self._settings.rules.pgn_name
         if final is None:
-            return records.game_tags(self.tags, self._settings.time_control.text)
+            return records.game_tags(self.tags, self._settings.time_control.text, variant=variant)
         return records.game_tags(
             self.tags,
             self._settings.time_control.text,
             result=final.result,
             termination=final.termination.value,
+            variant=variant,
         )
 
     def _port_to_move(self) -> str:

@@ -23,19 +23,28 @@ from serialref.epd.parser import parse_lenient
 from serialref.epd.position import position_problems
 from serialref.errors import ConfigError, RecordError
 from serialref.referee.adjudication import GameBoard
+from serialref.rules import STANDARD, Rules, find_rules
 
-__all__ = ["Opening", "load_openings", "opening_from_fen", "openings_digest", "start_problem"]
+__all__ = [
+    "Opening",
+    "chess960_openings",
+    "load_openings",
+    "opening_from_fen",
+    "openings_digest",
+    "start_problem",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Opening:
-    """A game's starting point: a position and the moves already played from it."""
+    """A game's starting point: a position, the moves already played from it, the rules."""
 
     fen: str = chess.STARTING_FEN
     moves: tuple[str, ...] = ()
+    rules: Rules = STANDARD
 
     def board(self) -> chess.Board:
-        board = chess.Board(self.fen)
+        board = self.rules.board(self.fen)
         for san in self.moves:
             board.push_san(san)
         return board
@@ -61,20 +70,50 @@ def start_problem(board: chess.Board) -> str | None:
 _FEN_QUOTE = re.compile(r":\s*'[^']*'$")
 
 
-def opening_from_fen(fen: str, key: str = "fen") -> Opening:
-    """An opening from a FEN, checked to be a legal position where the game is not over."""
+def opening_from_fen(fen: str, key: str = "fen", rules: Rules = STANDARD) -> Opening:
+    """An opening from a FEN, checked to be a legal position where the game is not over.
+
+    In Chess960 a number 0-959 names a start position (518 is the standard one).
+    """
+    if rules.chess960 and fen.strip().isdigit():
+        return chess960_openings(fen.strip(), key)[0]
     try:
-        board = chess.Board(fen)
+        board = rules.board(fen)
     except ValueError as exc:
         # python-chess ends its message with the part it read (": '8/8'"); ours shows it all.
         raise ConfigError(key, f"{fen!r} is not a FEN: {_FEN_QUOTE.sub('', str(exc))}") from None
     problem = start_problem(board)
     if problem:
         raise ConfigError(key, f"{fen!r}: {problem}")
-    return Opening(fen=board.fen())
+    return Opening(fen=board.fen(), rules=rules)
 
 
-def load_openings(path: Path) -> tuple[Opening, ...]:
+CHESS960 = find_rules("chess960")
+_NUMBERS_RE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def chess960_openings(numbers: str, key: str = "openings") -> tuple[Opening, ...]:
+    """Chess960 start positions by number: ``518``, ``0-959``, ``1,5,100-110``.
+
+    Each is played with both colours, as every opening is.
+    """
+    openings: list[Opening] = []
+    for part in numbers.split(","):
+        match = _NUMBERS_RE.fullmatch(part.strip())
+        first, last = (int(match.group(1)), int(match.group(2) or match.group(1))) if match else (
+            -1, -1)  # fmt: skip
+        if not 0 <= first <= last <= 959:
+            raise ConfigError(
+                key, f"{part.strip()!r} is no Chess960 start position number or range (0-959)"
+            )
+        openings.extend(
+            Opening(fen=chess.Board.from_chess960_pos(number).fen(), rules=CHESS960)
+            for number in range(first, last + 1)
+        )
+    return tuple(openings)
+
+
+def load_openings(path: Path, rules: Rules = STANDARD) -> tuple[Opening, ...]:
     """Read an EPD (positions) or PGN (positions and moves) file of openings."""
     try:
         text = path.read_bytes().decode("ascii", errors="strict")
@@ -86,9 +125,9 @@ def load_openings(path: Path) -> tuple[Opening, ...]:
         ) from None
     suffix = path.suffix.lower()
     if suffix == ".epd":
-        openings = _epd_openings(path, text)
+        openings = _epd_openings(path, text, rules)
     elif suffix == ".pgn":
-        openings = _pgn_openings(path, text)
+        openings = _pgn_openings(path, text, rules)
     else:
         raise ConfigError("openings", f"{str(path)!r} must end in .epd or .pgn")
     if not openings:
@@ -96,29 +135,34 @@ def load_openings(path: Path) -> tuple[Opening, ...]:
     return openings
 
 
-def _epd_openings(path: Path, text: str) -> tuple[Opening, ...]:
+def _epd_openings(path: Path, text: str, rules: Rules) -> tuple[Opening, ...]:
     openings = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip(" \t\0"):
             continue
         try:
-            board = parse_lenient(line).board()
+            board = parse_lenient(line, rules.board).board(rules.board)
         except RecordError as exc:
             raise ConfigError("openings", f"{path}:{number}: {exc}") from None
         problem = start_problem(board)
         if problem:
             raise ConfigError("openings", f"{path}:{number}: {problem}")
-        openings.append(Opening(fen=board.fen()))
+        openings.append(Opening(fen=board.fen(), rules=rules))
     return tuple(openings)
 
 
-def _pgn_openings(path: Path, text: str) -> tuple[Opening, ...]:
+def _pgn_openings(path: Path, text: str, rules: Rules) -> tuple[Opening, ...]:
     stream = io.StringIO(text)
     openings: list[Opening] = []
     while (game := chess.pgn.read_game(stream)) is not None:
         if game.errors:
             raise ConfigError("openings", f"{path}: game {len(openings) + 1}: {game.errors[0]}")
         board = game.board()
+        if type(board) is not rules.board_type:
+            raise ConfigError(
+                "openings", f"{path}: game {len(openings) + 1} is "
+                f"{game.headers.get('Variant', 'standard chess')!r}, the match plays {rules.name}"
+            )
         moves = []
         for move in game.mainline_moves():
             moves.append(board.san(move))
@@ -129,7 +173,7 @@ def _pgn_openings(path: Path, text: str) -> tuple[Opening, ...]:
                 "openings", f"{path}: game {len(openings) + 1} (line {_line_of(text, stream)}): "
                 f"after its moves, {problem}"
             )
-        openings.append(Opening(fen=game.board().fen(), moves=tuple(moves)))
+        openings.append(Opening(fen=game.board().fen(), moves=tuple(moves), rules=rules))
     return tuple(openings)
 
 

@@ -38,6 +38,7 @@ from serialref.recorders.journal import JournalGame, games_from_journal, read_jo
 from serialref.referee.game import GameState, ResumedGame
 from serialref.referee.openings import Opening
 from serialref.referee.settings import PORTS, MatchSettings
+from serialref.rules import rules_of_tags
 from serialref.timecontrol import TimeControl
 
 __all__ = [
@@ -252,7 +253,7 @@ def resumed_game(point: ResumePoint, control: TimeControl) -> ResumedGame:
     """
     started = point.game
     assert started is not None
-    board = Opening(started.fen, started.opening_moves).board()
+    board = Opening(started.fen, started.opening_moves, rules_of_tags(started.tags)).board()
     for played in point.moves:
         board.push_uci(played.uci)
     last = point.moves[-1] if point.moves else None

@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass, field
 
 from serialref.referee.openings import Opening, openings_digest
+from serialref.rules import STANDARD, Rules
 from serialref.timecontrol import TimeControl
 
 __all__ = ["PORTS", "MatchSettings", "OnInfraction", "other_port"]
@@ -44,6 +45,7 @@ class MatchSettings:
     time_control: TimeControl = field(default_factory=lambda: TimeControl.parse("300+3"))
     openings: tuple[Opening, ...] = (Opening(),)
     openings_source: str = "the standard starting position"
+    rules: Rules = STANDARD
     event: str = "serialref match"
     site: str = "?"
     names: tuple[str | None, str | None] = (None, None)
@@ -90,4 +92,5 @@ class MatchSettings:
             "event": self.event,
             "names": list(self.names),
             "white_in_game_1": PORTS[0],
+            **({} if self.rules.standard else {"variant": self.rules.name}),
         }

@@ -44,6 +44,7 @@ from serialref.recorders.journal import decode_entry
 from serialref.referee.adjudication import GameBoard, Verdict
 from serialref.referee.openings import Opening, start_problem
 from serialref.result import Result
+from serialref.rules import rules_of_tags
 
 __all__ = ["PGN_RESULTS", "JournalValidator"]
 
@@ -102,7 +103,7 @@ class JournalValidator:
         if event.game in self._games:
             return  # started again before its first move; the first start counts
         try:
-            board = Opening(event.fen, event.opening_moves).board()
+            board = Opening(event.fen, event.opening_moves, rules_of_tags(event.tags)).board()
         except ValueError as exc:
             raise ValueError(
                 f"cannot set up {event.fen!r} {list(event.opening_moves)}: {exc}"
