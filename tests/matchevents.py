@@ -16,7 +16,9 @@ from serialref import records
 from serialref.epd.writer import format_record
 from serialref.events import MatchEvent
 from serialref.referee.match import MatchReferee
+from serialref.referee.openings import Opening
 from serialref.referee.settings import MatchSettings
+from serialref.rules import STANDARD, Rules
 from serialref.timecontrol import TimeControl
 
 WALL = 1_795_000_000.0  # 2026-11-18: a fixed Date tag
@@ -63,13 +65,15 @@ def played_match(
     games: Sequence[Sequence[str]] = (FOOLS_MATE,),
     names: tuple[str, str] = ("Alpha", "Beta"),
     think: float = 1.5,
+    rules: Rules = STANDARD,
 ) -> list[MatchEvent]:
     """The events of a match whose games are these moves, each taking ``think`` seconds."""
     clock = _Clock()
     listener = _Events()
     settings = MatchSettings(
         games=len(games), time_control=TimeControl.parse(time_control), event="Test",
-        site="Lab", reset_delay=1.0, conclude_delay=1.0,
+        site="Lab", reset_delay=1.0, conclude_delay=1.0, rules=rules,
+        openings=(Opening(rules.starting_fen, rules=rules),),
     )  # fmt: skip
     referee = MatchReferee(settings, _Wire(clock), [listener], clock=clock, wall_clock=lambda: WALL)
     referee.start()
@@ -78,7 +82,7 @@ def played_match(
     for number, moves in enumerate(games, start=1):
         clock.now += settings.reset_delay
         referee.on_timer()
-        board = chess.Board()
+        board = rules.board()
         white = settings.white_port(number)
         for san in moves:
             port = white if board.turn == chess.WHITE else ("b" if white == "a" else "a")
@@ -95,3 +99,7 @@ def played_match(
 def untimed_game() -> list[MatchEvent]:
     """One game of Fool's mate without clocks (``--tc -``), as the referee publishes it."""
     return played_match("-")
+
+
+CRAZYHOUSE_MATE = ("f4", "c5", "g4", "Nh6", "Nf3", "Nxg4", "Ne5", "@f2#")
+"""A crazyhouse game that Black ends by dropping the pawn it took: mate on f2."""

@@ -9,11 +9,12 @@ from collections.abc import Iterator
 
 import chess
 import pytest
-from matchevents import FOOLS_MATE, played_match
+from matchevents import CRAZYHOUSE_MATE, FOOLS_MATE, played_match
 
 from serialref.events import GameEnded, GameStarted, MatchStarted, MovePlayed
 from serialref.observers.feed import MAX_BUFFERED
 from serialref.observers.style12 import Style12Feed, Style12Observer, style12_line
+from serialref.rules import find_rules
 from serialref.wire.address import Address
 
 style12 = pytest.importorskip("mekk.fics.datatypes.style12", reason="pip install mekk.fics")
@@ -173,4 +174,14 @@ def test_a_match_as_the_referee_publishes_it(time_control: str) -> None:
     assert not twelves[-1].is_clock_ticking and twelves[-2].is_clock_ticking
     expected = 0 if time_control == "-" else 300 - 2 * 1.5 + 2 * 3  # two moves, two increments
     assert twelves[-1].white_remaining_time == expected
+    assert lines[-1] == "{Game 1 (Alpha vs. Beta) Black mates} 0-1"
+
+
+def test_a_variant_game_is_followed_on_its_own_board() -> None:
+    feed = Style12Feed()
+    events = played_match("60+1", games=[CRAZYHOUSE_MATE], rules=find_rules("crazyhouse"))
+    text = b"".join(feed.update(event) for event in events).decode()
+    lines = text.splitlines()
+    twelves = [style12.Style12(line) for line in lines if line.startswith("<12>")]
+    assert twelves[-1].fen.split()[0] == "rnbqkb1r/pp1ppppp/8/2p1N3/5Pn1/8/PPPPPp1P/RNBQKB1R"
     assert lines[-1] == "{Game 1 (Alpha vs. Beta) Black mates} 0-1"

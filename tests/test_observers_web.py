@@ -11,7 +11,7 @@ from pathlib import Path
 
 import chess
 import pytest
-from matchevents import FOOLS_MATE, untimed_game
+from matchevents import CRAZYHOUSE_MATE, FOOLS_MATE, played_match, untimed_game
 
 from serialref.events import (
     GameEnded,
@@ -22,6 +22,7 @@ from serialref.events import (
     SupervisorCommand,
 )
 from serialref.observers.web import WebFeed, WebObserver
+from serialref.rules import find_rules
 from serialref.wire.address import Address
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -161,3 +162,14 @@ def test_a_match_as_the_referee_publishes_it() -> None:
     assert state["moves"] == list(FOOLS_MATE)
     assert state["clocks"] == [None, None] and state["running"] is None
     assert state["result"] == "0-1" and state["names"] == ["Alpha", "Beta"]
+
+
+def test_a_variant_game_is_shown_on_its_own_board() -> None:
+    feed = WebFeed()
+    crazyhouse = find_rules("crazyhouse")
+    for event in played_match("60+1", games=[CRAZYHOUSE_MATE], rules=crazyhouse):
+        feed.update(event)
+    state = message(feed.greeting())
+    assert state["moves"] == list(CRAZYHOUSE_MATE)
+    assert state["result"] == "0-1"
+    assert crazyhouse.board(str(state["fen"])).piece_at(chess.F2) == chess.Piece.from_symbol("p")

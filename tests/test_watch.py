@@ -117,3 +117,9 @@ def test_keys_send_commands_and_the_irreversible_ones_ask_first(
         ("pause", ()), ("add-time", ("white", "60")), ("restore", ("b",)),
         ("restart-game", ()), ("adjudicate", ("1-0", "adjudicated by the supervisor")),
     ]  # fmt: skip
+
+
+def test_a_variant_position_is_drawn_on_its_own_board() -> None:
+    fen = "rnbqkb1r/pp1ppppp/8/2p1N3/5Pn1/8/PPPPPp1P/RNBQKB1R[] w KQkq - 2 5"
+    lines = board_text({"game": {"fen": fen, "variant": "crazyhouse"}}).splitlines()
+    assert lines[6] == "2  P P P P P p . P"

@@ -85,6 +85,7 @@ def _game_status(game: GameReferee, now: float) -> dict[str, object]:
         "white_port": game.white_port,
         "ply": played,
         "fen": board.fen(),
+        "variant": board.uci_variant,
         "turn": "white" if board.turn == chess.WHITE else "black",
         "clocks": remaining,
         "running": None if running is None or clock.paused else ("white", "black")[

@@ -28,6 +28,7 @@ from serialref.events import (
     SupervisorCommand,
 )
 from serialref.observers.feed import FeedServer
+from serialref.rules import STANDARD, rules_of_tags
 from serialref.timecontrol import TimeControl
 from serialref.wire.address import Address
 
@@ -95,6 +96,7 @@ class Style12Feed:
 
     def __init__(self) -> None:
         self._board: chess.Board | None = None
+        self._rules = STANDARD  # a resumed game announces no start: its rules stay
         self._game = 0
         self._names = ("White", "Black")
         self._control = (0, 0)
@@ -108,7 +110,7 @@ class Style12Feed:
             self._start(event)
         elif isinstance(event, MovePlayed):
             # The position comes with the move: a restarted referee announces no game.
-            self._board = chess.Board(event.fen)
+            self._board = self._rules.board(event.fen)
             self._game, self._ticking = event.game, True
             self._move, self._clocks = event, event.remaining
         elif isinstance(event, MatchStarted):
@@ -144,7 +146,8 @@ class Style12Feed:
         return self.greeting(), True
 
     def _start(self, event: GameStarted) -> None:
-        board = chess.Board(event.fen)
+        self._rules = rules_of_tags(event.tags)
+        board = self._rules.board(event.fen)
         for san in event.opening_moves:
             board.push_san(san)
         self._board = board

@@ -28,6 +28,7 @@ from serialref.events import (
     SupervisorCommand,
 )
 from serialref.observers.feed import FeedServer
+from serialref.rules import STANDARD, rules_of_tags
 from serialref.timecontrol import TimeControl
 from serialref.wire.address import Address
 
@@ -58,6 +59,7 @@ class WebFeed:
 
     def __init__(self) -> None:
         self._control = TimeControl.parse("-")
+        self._rules = STANDARD  # a resumed game announces no start: its rules stay
         self._board = chess.Board()
         self._state: dict[str, object] = {"game": None, "result": None, "paused": False,
                                           "names": ["White", "Black"]}  # fmt: skip
@@ -77,13 +79,13 @@ class WebFeed:
         elif isinstance(event, MovePlayed):
             self._played(event)
         elif isinstance(event, GameEnded):
-            self._board = chess.Board(event.fen)
+            self._board = self._rules.board(event.fen)
             self._state.update(result=event.result, termination=event.termination,
                                reason=event.reason)  # fmt: skip
         elif isinstance(event, SupervisorCommand) and event.command in ("pause", "resume"):
             self._state["paused"] = event.command == "pause"
         elif isinstance(event, SupervisorCommand) and event.command == "restart-game":
-            self._board = chess.Board(self._root)
+            self._board = self._rules.board(self._root)
             self._moves, self._last, self._analysis = [], None, [{}, {}]
         elif not isinstance(event, PlayerSignedOn):
             return b""
@@ -120,7 +122,8 @@ class WebFeed:
     # ------------------------------------------------------------------ state
 
     def _start(self, event: GameStarted) -> None:
-        board = chess.Board(event.fen)
+        self._rules = rules_of_tags(event.tags)
+        board = self._rules.board(event.fen)
         for san in event.opening_moves:
             board.push_san(san)
         self._root = board.fen()
@@ -134,8 +137,8 @@ class WebFeed:
                            event=event.tags.get("Event", ""))  # fmt: skip
 
     def _played(self, event: MovePlayed) -> None:
-        mover = 0 if chess.Board(event.fen).turn == chess.BLACK else 1
-        self._board = chess.Board(event.fen)
+        self._board = self._rules.board(event.fen)
+        mover = 0 if self._board.turn == chess.BLACK else 1
         self._last = chess.Move.from_uci(event.uci)
         self._moves = [*self._moves, event.san][-_MOVES_KEPT:]
         self._clocks = [None if math.isinf(t) else round(t, 1) for t in event.remaining]

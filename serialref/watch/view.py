@@ -13,6 +13,7 @@ import chess
 
 from serialref.clock import format_clock
 from serialref.observers.output import printable
+from serialref.rules import find_rules
 
 __all__ = ["board_text", "clock_text", "game_text", "match_text", "port_text"]
 
@@ -33,7 +34,10 @@ def match_text(status: Mapping[str, Any]) -> str:
 def board_text(status: Mapping[str, Any]) -> str:
     """The position with coordinates, White at the bottom."""
     game = status.get("game")
-    board = chess.Board(game["fen"]) if game else chess.Board()
+    if not game:
+        board = chess.Board()
+    else:
+        board = find_rules(game.get("variant") or "chess", "variant").board(game["fen"])
     rows = str(board).splitlines()
     return "\n".join([*(f"{8 - i}  {row}" for i, row in enumerate(rows)), _FILES])
 
