@@ -109,3 +109,12 @@ def test_the_pairings_option_prints_the_schedule(capsys: pytest.CaptureFixture[s
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 12
     assert lines[0].startswith("pairing   1  round  1  ")
+
+
+def test_chess960_openings_are_numbers_not_a_file(tmp_path: Path) -> None:
+    numbered = load_event_config(write(tmp_path, 'variant = "chess960"\nopenings = "0-959"\n'
+                                       + PLAYERS))  # fmt: skip
+    assert numbered.match_settings["openings"] == "0-959"
+    (tmp_path / "book.epd").write_text("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n")
+    named = load_event_config(write(tmp_path, 'openings = "book.epd"\n' + PLAYERS))
+    assert named.match_settings["openings"] == str(tmp_path / "book.epd")

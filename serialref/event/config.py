@@ -21,6 +21,7 @@ from serialref.appliance.options import OVERRIDE_NAMES
 from serialref.errors import ConfigError, InputError
 from serialref.event.pairings import EventFormat, Pairing, pairings
 from serialref.event.sprt import SprtTest, parse_sprt
+from serialref.rules import find_rules
 from serialref.wire.address import Address, parse_address
 
 __all__ = ["LISTEN", "EventConfig", "PlayerConfig", "load_event_config"]
@@ -110,9 +111,12 @@ def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
     if unknown:
         raise ConfigError(unknown[0], "not a key of an event file")
     match_settings = {key: value for key, value in document.items() if key not in _EVENT_KEYS}
-    if isinstance(match_settings.get("openings"), str) and match_settings["openings"]:
-        # Like the directory, a file named in the event file is found next to it.
-        match_settings["openings"] = str(base / match_settings["openings"])
+    openings = match_settings.get("openings")
+    chess960 = find_rules(str(match_settings.get("variant", "standard"))).chess960
+    if isinstance(openings, str) and openings and not chess960:
+        # Like the directory, a file named in the event file is found next to it (in
+        # Chess960, openings are start position numbers, not a file).
+        match_settings["openings"] = str(base / openings)
     # Checked now, as each board will read them, so a typo stops the event before it starts.
     load_config(None, {**match_settings, "games": 2})
     raw_players = document.get("players", [])
