@@ -58,3 +58,16 @@ def test_the_tools_run_whatever_path_holds(module: str, monkeypatch: pytest.Monk
 def test_the_gate_skips_only_a_tool_this_interpreter_lacks() -> None:
     with pytest.raises(pytest.skip.Exception, match="no_such_linter is not installed for "):
         require("no_such_linter")
+
+
+MODULE_LINES = 500
+"""A module longer than this holds more than one idea: split it where the ideas part."""
+
+
+def test_no_module_outgrows_one_idea() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted((ROOT / "serialref").rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES
+    }
+    assert long == {}

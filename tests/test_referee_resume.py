@@ -26,7 +26,7 @@ from serialref.events import (
     PlayerSignedOn,
 )
 from serialref.recorders.journal import JournalRecorder
-from serialref.referee.game import GameState
+from serialref.referee.gamestates import GameState
 from serialref.referee.resume import find_unfinished_match, resumed_game, unfinished_match
 from serialref.referee.settings import MatchSettings
 from serialref.timecontrol import TimeControl

@@ -64,6 +64,7 @@ from collections.abc import Callable
 import chess
 import chess.engine
 
+from serialref.client.positionline import PositionLine
 from serialref.errors import escape
 
 __all__ = ["Dialect", "QuietNotices", "UciEngine", "XBoardEngine"]
@@ -229,7 +230,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
     def __init__(self) -> None:
         super().__init__()
         self._dialect_init(self.loop)
-        self._history: _History | None = None
+        self._history: PositionLine | None = None
         self._batch: list[str] | None = None
         self._pv_line = ""
 
@@ -312,7 +313,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
             root = board.root()
             fen = root.fen(en_passant="fen")
             start = "position startpos" if fen == chess.STARTING_FEN else f"position fen {fen}"
-            history = self._history = _History(board, start)
+            history = self._history = PositionLine(board, start)
         new = stack[history.plies :]
         if new:
             if not all(new):
@@ -447,33 +448,6 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
         except ValueError:
             return False
         return True
-
-
-class _History:
-    """The ``position`` line of one game's board as far as it was last sent."""
-
-    def __init__(self, board: chess.Board, start: str) -> None:
-        self.board = board
-        self.line = start
-        self.plies = 0
-        self._last: chess.Move | None = None
-
-    def continued_by(self, board: chess.Board) -> bool:
-        """Whether ``board`` is this game's board with the moves sent still below."""
-        stack = board.move_stack
-        return (
-            board is self.board
-            and len(stack) >= self.plies
-            and (self.plies == 0 or stack[self.plies - 1] is self._last)
-        )
-
-    def extend(self, moves: list[chess.Move]) -> None:
-        """Add ``moves``, played after those already in the line."""
-        if self.plies == 0:
-            self.line += " moves"
-        self.line += "".join([f" {move.uci()}" for move in moves])
-        self.plies += len(moves)
-        self._last = moves[-1]
 
 
 class _UciSearch(chess.engine.BaseCommand[chess.engine.PlayResult]):

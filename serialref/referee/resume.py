@@ -35,7 +35,7 @@ from serialref.events import (
     SupervisorCommand,
 )
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
-from serialref.referee.game import GameState, ResumedGame
+from serialref.referee.gamestates import GameState, ResumedGame
 from serialref.referee.openings import Opening
 from serialref.referee.settings import PORTS, MatchSettings
 from serialref.rules import rules_of_tags
