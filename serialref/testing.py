@@ -22,7 +22,6 @@ import random
 import select
 import threading
 import time
-import tty
 import unittest
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +37,7 @@ from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.errors import ConfigError, LineLostError, ProgrammingError, RecordError, escape
 from serialref.wire.framing import Line, LineFramer
+from serialref.wire.seatlistener import open_raw_pty
 
 __all__ = [
     "NullModemCable",
@@ -58,17 +58,6 @@ _BITS_PER_CHAR = 10
 _SIDES = ("a", "b")
 
 
-def _open_raw_pty() -> tuple[int, int, str]:
-    """A pty pair in raw mode, echo off on both sides: (master fd, slave fd, slave path)."""
-    master, slave = os.openpty()
-    try:
-        for fd in (master, slave):
-            tty.setraw(fd)
-        return master, slave, os.ttyname(slave)
-    except BaseException:
-        os.close(master)
-        os.close(slave)
-        raise
 
 
 class _PeerChannel(Protocol):
@@ -270,7 +259,7 @@ def answer_instantly(
 @contextmanager
 def null_modem() -> Iterator[tuple[str, Peer]]:
     """A pty pair: yields the port path for the code under test and a :class:`Peer` for the test."""
-    master, slave, path = _open_raw_pty()
+    master, slave, path = open_raw_pty()
     peer = Peer(_PtyMasterChannel(master, slave))
     try:
         yield path, peer
@@ -330,7 +319,7 @@ class NullModemCable:
         os.set_blocking(self._wake_w, False)
         try:
             for side in _SIDES:
-                master, slave, path = _open_raw_pty()
+                master, slave, path = open_raw_pty()
                 os.set_blocking(master, False)
                 self._masters[side], self._slaves[side], self._paths[side] = master, slave, path
         except BaseException:

@@ -19,13 +19,10 @@ import json
 import logging
 import os
 import queue
-import signal
 import threading
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import TextIO
 
 from serialref.appliance.assembly import run_referee
@@ -42,7 +39,7 @@ from serialref.event.standings import Standings, standings
 from serialref.event.tcpseats import TcpSeats
 from serialref.events import MatchEnded
 from serialref.recorders.journal import read_journal
-from serialref.referee.daemon import STOP_SIGNALS, RefereeDaemon
+from serialref.referee.daemon import RefereeDaemon, stop_signals
 
 __all__ = ["EventRunner"]
 
@@ -107,7 +104,7 @@ class EventRunner:
         running: dict[int, threading.Thread] = {}
         busy: set[str] = set()
         failure: BaseException | None = None
-        with self._signals(), self._tcp.listening():
+        with stop_signals(self.request_stop), self._tcp.listening():
             while (pending and not self._stopping) or running:
                 while len(running) < self.config.concurrency and not self._stopping:
                     pairing = next((p for p in pending if not {p.first, p.second} & busy), None)
@@ -291,23 +288,6 @@ class EventRunner:
         except OSError as exc:
             raise recorder_error("write", target, exc) from exc
 
-    # -------------------------------------------------------------- signals
-
-    @contextmanager
-    def _signals(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-
-        def on_signal(signum: int, _frame: FrameType | None) -> None:
-            self.request_stop(f"received {signal.Signals(signum).name}")
-
-        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
 
 
 def _journal_complete(path: Path) -> bool:

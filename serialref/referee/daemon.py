@@ -59,6 +59,7 @@ __all__ = [
     "RefereeDaemon",
     "RefereeTask",
     "StopRequested",
+    "stop_signals",
 ]
 
 HEARTBEAT = 0.5
@@ -299,7 +300,7 @@ class RefereeDaemon:
 
     def run(self) -> bool:
         """Play the match; True when it is complete, False when it was stopped."""
-        with self._loop.opened(), self._signals(), self._open_ports():
+        with self._loop.opened(), stop_signals(self.request_stop), self._open_ports():
             if self._on_ready is not None:
                 self._on_ready()
             self.referee.start(self._resume)
@@ -427,18 +428,24 @@ class RefereeDaemon:
                 self._close_port(open_port, last_words=_LAST_WORDS)
             self._wire.ports.clear()
 
-    @contextmanager
-    def _signals(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
 
-        def on_signal(signum: int, _frame: FrameType | None) -> None:
-            self.request_stop(f"received {signal.Signals(signum).name}")
+@contextmanager
+def stop_signals(request_stop: Callable[[str], None]) -> Iterator[None]:
+    """SIGTERM, SIGINT and SIGHUP ask for an orderly stop while the block runs.
 
-        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+    Only the main thread can take signals; elsewhere (a board of an event, a test)
+    the caller's owner handles them.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        request_stop(f"received {signal.Signals(signum).name}")
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
