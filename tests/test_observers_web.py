@@ -21,6 +21,7 @@ from serialref.events import (
     MovePlayed,
     SupervisorCommand,
 )
+from serialref.observers import feed as feed_module
 from serialref.observers.web import WebFeed, WebObserver
 from serialref.rules import find_rules
 from serialref.wire.address import Address
@@ -99,6 +100,16 @@ def test_a_browser_connecting_gets_the_game_at_once() -> None:
                 assert chunk
                 data += chunk
         assert b"HTTP/1.1 200 OK" in data and b'"game": 3' in data
+
+
+def test_a_client_that_never_sends_its_request_is_let_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(feed_module, "REQUEST_TIMEOUT", 0.2)
+    with WebObserver(Address("127.0.0.1", 0)) as server:
+        with socket.create_connection(server.address, timeout=5) as silent:
+            assert silent.recv(1) == b""  # the server closed it: its slot is free again
+        assert server.clients == 0
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from serialref.errors import ControlError
 from serialref.events import MatchEvent
 from serialref.wire.address import Address, format_address
 
-__all__ = ["MAX_BUFFERED", "MAX_CLIENTS", "Feed", "FeedServer"]
+__all__ = ["MAX_BUFFERED", "MAX_CLIENTS", "REQUEST_TIMEOUT", "Feed", "FeedServer"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -47,6 +47,9 @@ MAX_QUEUED = 4096
 _SEND_BUFFER = 64 * 1024  # the kernel's share of a client's backlog, bounded too
 
 _MAX_REQUEST = 8192
+
+REQUEST_TIMEOUT = 10.0
+"""Seconds a web client has to send its request; a silent one would hold a slot for good."""
 
 _BATCH = 0.02
 """Seconds the feed's thread lets events gather after it sent some: at the pace of
@@ -90,6 +93,7 @@ class _Client:
     pending: bytearray = field(default_factory=bytearray)
     request: bytearray = field(default_factory=bytearray)
     closing: bool = False  # close once ``pending`` is sent (a page, not a stream)
+    request_due: float = math.inf  # dropped if its request is not whole by then
 
 
 class FeedServer:
@@ -176,10 +180,12 @@ class FeedServer:
 
     def _run(self) -> None:
         while True:
-            timeout = None
+            due = min((c.request_due for c in self._clients.values()), default=math.inf)
             if self._state_due is not None:
-                timeout = max(0.0, self._state_due - time.monotonic())
+                due = min(due, self._state_due)
+            timeout = None if math.isinf(due) else max(0.0, due - time.monotonic())
             ready_keys = self._selector.select(timeout)
+            self._drop_silent_requests()
             if self._state_due is not None and time.monotonic() >= self._state_due:
                 self._state_due = None
                 self._state_sent = time.monotonic()
@@ -237,10 +243,17 @@ class FeedServer:
         connection.setblocking(False)
         connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SEND_BUFFER)
         client = _Client(connection, subscribed=not self._feed.wants_request)
+        if not client.subscribed:
+            client.request_due = time.monotonic() + REQUEST_TIMEOUT
         self._clients[connection.fileno()] = client
         self._selector.register(connection, selectors.EVENT_READ, client)
         if client.subscribed:
             self._send(client, self._feed.greeting())
+
+    def _drop_silent_requests(self) -> None:
+        now = time.monotonic()
+        for client in [c for c in self._clients.values() if c.request_due <= now]:
+            self._drop(client)
 
     def _serve(self, client: _Client, ready: int) -> None:
         if ready & selectors.EVENT_READ:
@@ -262,6 +275,7 @@ class FeedServer:
             if len(client.request) > _MAX_REQUEST:
                 self._drop(client)
             return
+        client.request_due = math.inf
         response, subscribe = self._feed.answer(bytes(client.request))
         client.subscribed, client.closing = subscribe, not subscribe
         self._send(client, response)
