@@ -118,3 +118,9 @@ def test_chess960_openings_are_numbers_not_a_file(tmp_path: Path) -> None:
     (tmp_path / "book.epd").write_text("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n")
     named = load_event_config(write(tmp_path, 'openings = "book.epd"\n' + PLAYERS))
     assert named.match_settings["openings"] == str(tmp_path / "book.epd")
+
+
+@pytest.mark.parametrize("key", ["control_socket", "style12", "web"])
+def test_a_single_match_feed_is_refused_in_an_event(tmp_path: Path, key: str) -> None:
+    with pytest.raises(ConfigError, match=f"{key}.*share its address"):
+        load_event_config(write(tmp_path, f'{key} = "127.0.0.1:0"\n' + PLAYERS))

@@ -29,6 +29,8 @@ __all__ = ["LISTEN", "EventConfig", "PlayerConfig", "load_event_config"]
 _EVENT_KEYS = {"format", "rounds", "games", "concurrency", "directory", "players", "sprt", "event"}
 _PER_BOARD = {"port_a", "port_b", "name_a", "name_b", "pgn", "journal", "games", "event",
               "replicate", "replicate_key", "log_level"}  # fmt: skip
+_BOARD_FEEDS = {"control_socket", "control_group", "style12", "web"}
+"""A match's own supervisor socket and feeds: one address, so not for several boards."""
 _PLAYER_KEYS = {"name", "player", "engine", "seat", "seed", "nodes", "depth", "movetime",
                 "protocol", "options", "pace", "notes", "token", "address"}  # fmt: skip
 LISTEN = "listen://"
@@ -107,6 +109,11 @@ def load_event_config(path: Path) -> EventConfig:
 
 
 def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
+    feeds = sorted(set(document) & _BOARD_FEEDS)
+    if feeds:
+        raise ConfigError(
+            feeds[0], "a single match's setting: the boards of an event would share its address"
+        )
     unknown = sorted(set(document) - _EVENT_KEYS - (OVERRIDE_NAMES - _PER_BOARD))
     if unknown:
         raise ConfigError(unknown[0], "not a key of an event file")
