@@ -3,10 +3,11 @@
     python bench/line_time.py [--plies-9600 60] [--plies-115200 200]
 
 A real ``serialref run`` process (journal on, an ``fsync`` per move, ``line_delay =
-"on"``) referees one game between two instant players (``serialref.testing.
-answer_instantly``: each reply written as soon as its respond has arrived, with
-``acn``/``acs``/``ce`` as an engine's would be) on the far ends of the project's paced
-null-modem cables. From the referee's own journal it prints, per ply:
+"on"``) referees one game between two instant players on the far ends of the project's
+paced null-modem cables. Each player's replies (with ``acn``/``acs``/``ce`` as an
+engine's would be) are written before the game, so a player's whole work per move is
+one line read and one line written: what is measured is the line and the referee.
+From the referee's own journal it prints, per ply:
 
 - wall time against the line-time limit, ``(respond + reply) x 10 / baud``: what the
   cable itself needs, so a ratio of 1.0 is the best any referee can do;
@@ -36,7 +37,7 @@ from serialref.epd.operations import Operation
 from serialref.epd.writer import format_record
 from serialref.events import GameEnded, LineReceived, MatchEvent, RecordSent
 from serialref.recorders.journal import read_journal
-from serialref.testing import Peer, answer_instantly, null_modem_cable, quiet_game
+from serialref.testing import null_modem_cable, quiet_game
 
 ANALYSIS = (Operation.of("acn", 123456), Operation.of("acs", 1), Operation.of("ce", -35))
 
@@ -55,14 +56,16 @@ def run(baud: int, plies: int, directory: Path) -> None:
         )  # fmt: skip
         while not journal.exists() or b"MatchStarted" not in journal.read_bytes():
             time.sleep(0.01)  # the referee has opened its ports
-        ports = [serial.serial_for_url(cable.path_b, exclusive=True) for cable in cables]
-        peers = [Peer.from_serial_port(port) for port in ports]
-        players = [
-            threading.Thread(target=answer_instantly, args=(peer, game, *ANALYSIS), daemon=True)
-            for peer in peers
+        ports = [
+            serial.serial_for_url(cable.path_b, exclusive=True, timeout=PLAYER_TIMEOUT)
+            for cable in cables
         ]
-        for peer, name in zip(peers, ("Alpha", "Beta"), strict=True):
-            peer.send_line(format_record(records.sign_on(chess.Board(), name)))
+        players = [
+            threading.Thread(target=answer_prepared, args=(port, replies), daemon=True)
+            for port, replies in zip(ports, prepared_replies(game), strict=True)
+        ]
+        for port, name in zip(ports, ("Alpha", "Beta"), strict=True):
+            port.write(format_record(records.sign_on(chess.Board(), name)).encode() + b"\r\n")
         for player in players:
             player.start()
         cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -71,9 +74,41 @@ def run(baud: int, plies: int, directory: Path) -> None:
         cpu_seconds = after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
         for player in players:
             player.join()
-        for peer in peers:
-            peer.close()
+        for port in ports:
+            port.close()
     report(baud, plies, read_journal(journal), cpu_seconds)
+
+
+PLAYER_TIMEOUT = 30.0
+"""Seconds a player waits for a line before it gives up (the referee has gone)."""
+
+
+def prepared_replies(game: list[str]) -> tuple[list[bytes], list[bytes]]:
+    """White's and Black's replies to ``game``, in order; the side to move last resigns."""
+    board = chess.Board()
+    replies: tuple[list[bytes], list[bytes]] = ([], [])
+    for uci in game:
+        record = records.reply(board, chess.Move.from_uci(uci), *ANALYSIS)
+        replies[board.ply() % 2].append(format_record(record).encode() + b"\r\n")
+        board.push_uci(uci)
+    resignation = records.reply(board, None, Operation("resign"), *ANALYSIS)
+    replies[board.ply() % 2].append(format_record(resignation).encode() + b"\r\n")
+    return replies
+
+
+def answer_prepared(port: serial.Serial, replies: list[bytes]) -> None:
+    """Answer the k-th ``respond`` with the k-th reply, until ``disconnect``.
+
+    The referee checks every reply (a wrong one would be an infraction), and
+    :func:`report` checks that the game ended as the replies say.
+    """
+    answered = iter(replies)
+    while True:
+        line = port.read_until(b"\n")
+        if not line.endswith(b"\n") or b"refcom disconnect" in line:
+            return
+        if b"refcom respond" in line:
+            port.write(next(answered))
 
 
 def report(baud: int, plies: int, events: list[MatchEvent], cpu_seconds: float) -> None:
@@ -92,6 +127,7 @@ def report(baud: int, plies: int, events: list[MatchEvent], cpu_seconds: float) 
                 turnarounds.append(written - reply_at)
                 reply_at = None
     (ended,) = [event for event in events if isinstance(event, GameEnded)]
+    assert (ended.termination, ended.reason) == ("normal", "White resigns"), ended
     assert first is not None and last is not None
     wall = (last - first) / plies
     limit = line_bytes * char / (plies + 1)
