@@ -11,12 +11,13 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import chess
 import pytest
+from clientthread import ClientThread
 
 from serialref import records
 from serialref.client.players import Decision, GreedyPlayer, ThinkRequest
@@ -48,36 +49,6 @@ class Player(GreedyPlayer):
 
     async def close(self) -> None:
         self.calls.append("close")
-
-
-class ClientThread:
-    """``run_client`` on a thread; its exit code (or its exception) once it has returned."""
-
-    def __init__(self, run: Callable[[], int]) -> None:
-        self.exit_code: int | None = None
-        self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(run,), name="test-client")
-
-    def _run(self, run: Callable[[], int]) -> None:
-        try:
-            self.exit_code = run()
-        except BaseException as exc:
-            self.error = exc
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def result(self, timeout: float = TIMEOUT) -> int:
-        self._thread.join(timeout)
-        assert not self._thread.is_alive(), "run_client did not return"
-        if self.error is not None:
-            raise self.error
-        assert self.exit_code is not None
-        return self.exit_code
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 import pytest
+from clientthread import ClientThread
 
 from serialref import records
 from serialref.client import make_builtin_player
@@ -31,32 +32,6 @@ from serialref.errors import PortOpenError, RecorderError
 from serialref.testing import Peer, null_modem_cable
 
 TIMEOUT = 5.0
-
-
-class ClientThread:
-    """``run_client`` on a thread; its exit code (or exception) once it returns."""
-
-    def __init__(self, run: Callable[[], int]) -> None:
-        self.exit_code: int | None = None
-        self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(run,), name="test-client")
-
-    def _run(self, run: Callable[[], int]) -> None:
-        try:
-            self.exit_code = run()
-        except BaseException as exc:
-            self.error = exc
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def result(self, timeout: float = TIMEOUT) -> int:
-        self._thread.join(timeout)
-        assert not self._thread.is_alive(), "run_client did not return"
-        if self.error is not None:
-            raise self.error
-        assert self.exit_code is not None
-        return self.exit_code
 
 
 @contextmanager
