@@ -83,7 +83,7 @@ def _pgn_clock(seconds: float) -> str:
 
 
 def _add_played_move(
-    node: chess.pgn.GameNode, turn: chess.Color, played: MovePlayed
+    node: chess.pgn.GameNode, turn: chess.Color, played: MovePlayed, move: chess.Move
 ) -> chess.pgn.ChildNode:
     """Hang ``played`` (a move of ``turn``) under ``node`` with clock and analysis.
 
@@ -97,7 +97,7 @@ def _add_played_move(
     does: at ``10+0.1`` every move would otherwise read ``0:00:00``.
     """
     remaining = played.remaining[side_index(turn)]
-    child = node.add_variation(chess.Move.from_uci(played.uci))
+    child = node.add_variation(move)
     parts = [f"[%clk {_pgn_clock(remaining)}]"] if math.isfinite(remaining) else []
     parts.append(f"[%emt {_pgn_clock(played.elapsed)}]")
     analysis = _analysis_text(played.analysis)
@@ -122,7 +122,7 @@ def game_to_pgn(
     """
     rules = rules_of_tags(started.tags)
     board = rules.board(started.fen)
-    game = chess.pgn.Game()
+    game = rules.pgn_game()
     headers = game.headers
     for name, value in started.tags.items():
         if name in chess.pgn.TAG_ROSTER or name == "TimeControl":
@@ -146,7 +146,7 @@ def game_to_pgn(
         node = node.add_variation(board.push_san(san))
     turn = board.turn
     for played in moves:
-        node = _add_played_move(node, turn, played)
+        node = _add_played_move(node, turn, played, rules.move(played.uci))
         turn = not turn
     reason = _comment_text(ended.reason) if ended else ""
     if reason:

@@ -1,0 +1,78 @@
+"""Every fairy variant (Fairy-Stockfish's rules through pyffish) end to end over pty cables.
+
+A greedy and a random built-in player play a whole game from a position with few pieces
+(a game from the usual start takes a minute at pyffish's pace); the PGN the referee writes
+is read back by pyffish itself, SAN by SAN, which must reach the referee's last position.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyffish
+import pytest
+from variantmatch import play_match, settings_for
+
+from serialref.referee.openings import Opening
+from serialref.rules import find_rules
+
+# Short games that still cross each variant's own ground: 10x8 pieces, gating, drops,
+# cannons and palaces; Makruk's game is drawn by its counting rule (seeds are fixed).
+STARTS = {
+    "capablanca": "rnabqkbcnr/10/10/10/10/10/10/RNABQKBCNR w KQkq - 0 1",
+    "seirawan": "rnbqkbnr/8/8/8/8/8/8/RNBQKBNR[EHeh] w KQBCDFGkqbcdfg - 0 1",
+    "makruk": "rnsmksnr/8/8/8/8/8/8/RNSKMSNR w - - 0 1",
+    "shogi": "4k4/9/9/9/9/9/9/9/LNSGKGSNL[RBrb] w - - 0 1",
+    "xiangqi": "rnbakabnr/9/1c5c1/9/9/9/9/1C5C1/9/RNBAKABNR w - - 0 1",
+}
+
+_TAG_RE = re.compile(r'^\[(\w+) "(.*)"\]$', re.MULTILINE)
+
+
+def _replay(variant: str, pgn: str) -> tuple[dict[str, str], str, list[str]]:
+    """The PGN's tags, and its moves as pyffish reads them: (tags, start FEN, UCI moves)."""
+    tags = dict(_TAG_RE.findall(pgn))
+    movetext = re.sub(r"\{[^}]*\}", " ", pgn[pgn.index("\n\n") :])
+    marks = re.compile(r"\d+\.+|1-0|0-1|1/2-1/2|\*")
+    sans = [word for word in movetext.split() if not marks.fullmatch(word)]
+    start = tags.get("FEN", pyffish.start_fen(variant))
+    moves: list[str] = []
+    for san in sans:
+        fen = pyffish.get_fen(variant, start, moves)
+        matching = [
+            uci
+            for uci in pyffish.legal_moves(variant, start, moves)
+            if pyffish.get_san(variant, fen, uci, False, pyffish.NOTATION_SAN) == san
+        ]
+        assert len(matching) == 1, f"{san} in {fen}: {matching}"
+        moves.append(matching[0])
+    return tags, start, moves
+
+
+@pytest.mark.parametrize("variant", sorted(STARTS))
+def test_a_whole_fairy_game_is_played_and_read_back_by_pyffish(
+    tmp_path: Path, variant: str
+) -> None:
+    rules = find_rules(variant)
+    start = STARTS[variant]
+    settings = settings_for(variant, openings=(Opening(start, rules=rules),))
+    complete, pgn, journal = play_match(tmp_path, settings)
+    assert complete
+    assert "Infraction" not in journal.read_text()
+    tags, fen, moves = _replay(variant, pgn.read_text())
+    assert tags["Variant"] == variant
+    assert tags["SetUp"] == "1"
+    assert fen.split(" ")[:4] == start.split(" ")[:4]
+    assert int(tags["PlyCount"]) == len(moves) > 0
+    assert tags["Termination"] == "normal"
+    last = pyffish.get_fen(variant, fen, moves)
+    ended = re.findall(r'"fen": "([^"]*)"', journal.read_text())[-1]
+    assert last == ended
+    if not pyffish.legal_moves(variant, fen, moves):  # mate or stalemate: pyffish's verdict
+        result = pyffish.game_result(variant, fen, moves)
+        white_to_move = last.split(" ")[1] == "w"
+        expected = "1/2-1/2" if result == 0 else "1-0" if (result > 0) == white_to_move else "0-1"
+        assert tags["Result"] == expected
+    else:
+        assert tags["Result"] in ("1-0", "0-1", "1/2-1/2")
