@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyffish
 import pytest
-from variantmatch import play_match, settings_for
+from variantmatch import play_match, replay_with_pyffish, settings_for
 
 from serialref.referee.openings import Opening
 from serialref.rules import find_rules
@@ -27,28 +27,6 @@ STARTS = {
     "xiangqi": "rnbakabnr/9/1c5c1/9/9/9/9/1C5C1/9/RNBAKABNR w - - 0 1",
 }
 
-_TAG_RE = re.compile(r'^\[(\w+) "(.*)"\]$', re.MULTILINE)
-
-
-def _replay(variant: str, pgn: str) -> tuple[dict[str, str], str, list[str]]:
-    """The PGN's tags, and its moves as pyffish reads them: (tags, start FEN, UCI moves)."""
-    tags = dict(_TAG_RE.findall(pgn))
-    movetext = re.sub(r"\{[^}]*\}", " ", pgn[pgn.index("\n\n") :])
-    marks = re.compile(r"\d+\.+|1-0|0-1|1/2-1/2|\*")
-    sans = [word for word in movetext.split() if not marks.fullmatch(word)]
-    start = tags.get("FEN", pyffish.start_fen(variant))
-    moves: list[str] = []
-    for san in sans:
-        fen = pyffish.get_fen(variant, start, moves)
-        matching = [
-            uci
-            for uci in pyffish.legal_moves(variant, start, moves)
-            if pyffish.get_san(variant, fen, uci, False, pyffish.NOTATION_SAN) == san
-        ]
-        assert len(matching) == 1, f"{san} in {fen}: {matching}"
-        moves.append(matching[0])
-    return tags, start, moves
-
 
 @pytest.mark.parametrize("variant", sorted(STARTS))
 def test_a_whole_fairy_game_is_played_and_read_back_by_pyffish(
@@ -60,7 +38,7 @@ def test_a_whole_fairy_game_is_played_and_read_back_by_pyffish(
     complete, pgn, journal = play_match(tmp_path, settings)
     assert complete
     assert "Infraction" not in journal.read_text()
-    tags, fen, moves = _replay(variant, pgn.read_text())
+    tags, fen, moves = replay_with_pyffish(variant, pgn.read_text())
     assert tags["Variant"] == variant
     assert tags["SetUp"] == "1"
     assert fen.split(" ")[:4] == start.split(" ")[:4]
