@@ -62,21 +62,21 @@ def fen_problem(variant: str, fen: str) -> str | None:
 
 # pyffish.validate_fen's codes (Fairy-Stockfish's apiutil.h FenValidation).
 _FEN_ERRORS = {
-    -14: "invalid pieces in hand",
-    -13: "invalid promoted piece",
-    -12: "the check counting field is invalid",
-    -11: "the board has the wrong number of files",
-    -10: "the board has the wrong number of ranks",
-    -9: "empty FEN",
-    -8: "too many kings",
-    -7: "a king is missing",
-    -6: "a letter that is no piece of this variant",
-    -5: "the side to move must be w or b",
-    -4: "there are too many fields",
-    -3: "the castling rights are invalid for this position",
-    -2: "the en passant square is invalid",
-    -1: "the move counters are invalid",
-    0: "not a valid position",
+    -14: "the counting field is invalid",
+    -13: "the check counting field is invalid",
+    -12: "a piece marked promoted cannot be",
+    -11: "wrong number of fields",
+    -10: "a character that is no piece of this variant",
+    -9: "the kings stand next to each other",
+    -8: "a rank is not as wide as the board",
+    -7: "the pieces in hand are invalid",
+    -6: "the side to move must be w or b",
+    -5: "the castling or gating rights do not fit the position",
+    -4: "the en passant square is invalid",
+    -3: "the number of kings is wrong",
+    -2: "the half-move clock is invalid",
+    -1: "the move number is invalid",
+    0: "empty FEN",
 }
 
 
@@ -210,7 +210,17 @@ class FairyBoard(chess.Board):
         return " ".join(self._fen.split(" ")[:4])
 
     def __str__(self) -> str:
-        return self._fen.split(" ", 1)[0].replace("/", "\n")
+        """python-chess's text board: a letter or ``.`` a square, White down."""
+        board = self._fen.split(" ", 1)[0].split("[", 1)[0]
+        wide = "+" in board  # shogi's promoted pieces take two characters: all squares do
+        return "\n".join(
+            " ".join(
+                cell.rjust(2 if wide else 1)
+                for token in re.findall(r"\d+|\+?[A-Za-z]~?|[*_]", rank)
+                for cell in (["."] * int(token) if token.isdigit() else [token])
+            )
+            for rank in board.split("/")
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._fen!r})"
