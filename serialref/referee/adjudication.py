@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import chess
 
 from serialref.epd.record import EpdRecord
-from serialref.fentext import FenText
 from serialref.errors import RecordError
+from serialref.fentext import FenText
 from serialref.result import Result
 
 __all__ = [
