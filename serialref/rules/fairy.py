@@ -42,9 +42,6 @@ class FairyMove(chess.Move):
     def uci(self) -> str:
         return self.text
 
-    def xboard(self) -> str:
-        return self.text
-
     def __str__(self) -> str:
         return self.text
 
@@ -55,10 +52,25 @@ class FairyMove(chess.Move):
 def fen_problem(variant: str, fen: str) -> str | None:
     """Why Fairy-Stockfish cannot set up ``fen`` in ``variant``, or None when it can."""
     code = pyffish.validate_fen(fen, variant)
-    if code == pyffish.FEN_OK:
+    if code == pyffish.FEN_OK or (code == _BAD_CASTLING and _without_castling_ok(variant, fen)):
         return None
     return _FEN_ERRORS.get(code, f"not a valid {variant} position (Fairy-Stockfish error {code})")
 
+
+def _without_castling_ok(variant: str, fen: str) -> bool:
+    """Whether ``fen`` is valid but for its castling field.
+
+    Fairy-Stockfish itself writes S-chess gating rights its own check refuses (``Kabcfgh``
+    once Black's king has moved); its position set-up reads them, so they pass.
+    """
+    fields = fen.split(" ")
+    if len(fields) < 3:
+        return False
+    fields[2] = "-"
+    return bool(pyffish.validate_fen(" ".join(fields), variant) == pyffish.FEN_OK)
+
+
+_BAD_CASTLING = -5
 
 # pyffish.validate_fen's codes (Fairy-Stockfish's apiutil.h FenValidation).
 _FEN_ERRORS = {
@@ -144,9 +156,6 @@ class FairyBoard(chess.Board):
     xboard_variant: ClassVar[str] = ""
     starting_fen: ClassVar[str] = ""
     aliases: ClassVar[list[str]] = []
-    tbw_suffix = tbz_suffix = pawnless_tbw_suffix = pawnless_tbz_suffix = None
-    connected_kings = one_king = False
-    captures_compulsory = False
 
     def __init__(self, fen: str | None = None, *, chess960: bool = False) -> None:
         super().__init__(None, chess960=False)
@@ -260,9 +269,6 @@ class FairyBoard(chess.Board):
     def is_legal(self, move: chess.Move) -> bool:
         return move.uci() in self._legal_texts()
 
-    def is_pseudo_legal(self, move: chess.Move) -> bool:
-        return self.is_legal(move)
-
     def push(self, move: chess.Move) -> None:
         text = move.uci()
         self._before.append(self._fen)
@@ -279,10 +285,6 @@ class FairyBoard(chess.Board):
 
     def san(self, move: chess.Move) -> str:
         return _san(self.uci_variant, self._fen, move.uci())
-
-    def lan(self, move: chess.Move) -> str:
-        return str(pyffish.get_san(self.uci_variant, self._fen, move.uci(), False,
-                                   pyffish.NOTATION_LAN))  # fmt: skip
 
     def san_and_push(self, move: chess.Move) -> str:
         san = self.san(move)
@@ -341,19 +343,11 @@ class FairyBoard(chess.Board):
     def is_en_passant(self, move: chess.Move) -> bool:
         return False  # only the value of what is taken asks, and a pawn's is as good as none
 
-    def gives_check(self, move: chess.Move) -> bool:
-        return _in_check(self.uci_variant, self._fen, move.uci())
-
-    # Ends ---------------------------------------------------------------------
-
     def is_check(self) -> bool:
         return _in_check(self.uci_variant, *self._base())
 
     def is_checkmate(self) -> bool:
         return not self._legal_texts() and self.is_check()
-
-    def is_stalemate(self) -> bool:
-        return not self._legal_texts() and not self.is_check()
 
     def _immediate(self) -> int | None:
         """The side to move's result when the variant ends the game here (mate included)."""
@@ -378,9 +372,6 @@ class FairyBoard(chess.Board):
         """Whether the variant's draw by repetition or move count needs no claim."""
         return False
 
-    def is_variant_end(self) -> bool:
-        return self._immediate() is not None
-
     def is_variant_win(self) -> bool:
         result = self._immediate()
         return result is not None and result > 0
@@ -402,12 +393,6 @@ class FairyBoard(chess.Board):
 
     def is_fifty_moves(self) -> bool:
         return False  # Fairy-Stockfish's optional game end says it, in is_repetition
-
-    def is_seventyfive_moves(self) -> bool:
-        return False
-
-    def is_fivefold_repetition(self) -> bool:
-        return False
 
     def has_insufficient_material(self, color: chess.Color) -> bool:
         white, black = _insufficient(self.uci_variant, self._fen)
@@ -440,9 +425,3 @@ class FairyBoard(chess.Board):
 
     def has_legal_en_passant(self) -> bool:
         return True  # another en passant square than Fairy-Stockfish's names another position
-
-    def has_kingside_castling_rights(self, color: chess.Color) -> bool:
-        return False
-
-    def has_queenside_castling_rights(self, color: chess.Color) -> bool:
-        return False

@@ -10,10 +10,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import chess
 import pyffish
 import pytest
 from variantmatch import play_match, replay_with_pyffish, settings_for
 
+from serialref.observers.console import board_with_coordinates
+from serialref.observers.style12 import Style12Feed
+from serialref.observers.web import WebFeed
+from serialref.recorders.journal import decode_entry
 from serialref.referee.openings import Opening
 from serialref.rules import find_rules
 
@@ -54,3 +59,21 @@ def test_a_whole_fairy_game_is_played_and_read_back_by_pyffish(
         assert tags["Result"] == expected
     else:
         assert tags["Result"] in ("1-0", "0-1", "1/2-1/2")
+    _the_standby_and_the_feeds_follow(journal.read_bytes(), rules.board(last))
+
+
+def _the_standby_and_the_feeds_follow(journal: bytes, last: chess.Board) -> None:
+    """The standby checks the journal by the same rules; the feeds and the console draw it."""
+    from serialref.standby.validation import JournalValidator
+
+    validator = JournalValidator()
+    web, style12 = WebFeed(), Style12Feed()
+    for raw in journal.splitlines():
+        validator.check(raw)
+        event = decode_entry(raw)
+        web.update(event)
+        style12.update(event)
+    assert f'"fen": "{last.fen()}"'.encode() in web.greeting()
+    assert style12.greeting().startswith(b"<12> ")
+    drawn = board_with_coordinates(last)
+    assert len(drawn) == len(last.fen().split("/")) + 1
