@@ -28,7 +28,7 @@ STARTS = {
     "capablanca": "rnabqkbcnr/10/10/10/10/10/10/RNABQKBCNR w KQkq - 0 1",
     "seirawan": "rnbqkbnr/8/8/8/8/8/8/RNBQKBNR[EHeh] w KQBCDFGkqbcdfg - 0 1",
     "makruk": "rnsmksnr/8/8/8/8/8/8/RNSKMSNR w - - 0 1",
-    "shogi": "4k4/9/9/9/9/9/9/9/LNSGKGSNL[RBrb] w - - 0 1",
+    "shogi": "4k4/9/9/9/9/9/9/9/LNSGKGSNL[Gg] w - - 0 1",
     "xiangqi": "rnbakabnr/9/1c5c1/9/9/9/9/1C5C1/9/RNBAKABNR w - - 0 1",
 }
 
@@ -59,6 +59,8 @@ def test_a_whole_fairy_game_is_played_and_read_back_by_pyffish(
         assert tags["Result"] == expected
     else:
         assert tags["Result"] in ("1-0", "0-1", "1/2-1/2")
+    if variant == "shogi":  # the golds in hand were dropped
+        assert sum("@" in move for move in moves) >= 2
     if variant == "makruk":  # two rooks against a bare king: the count runs out first
         assert last.split(" ")[3] == "16" and int(last.split(" ")[4]) > 16
         assert tags["Result"] == "1/2-1/2"
