@@ -85,7 +85,8 @@ def _pgn_clock(seconds: float) -> str:
 def _add_played_move(
     node: chess.pgn.GameNode, turn: chess.Color, played: MovePlayed, move: chess.Move
 ) -> chess.pgn.ChildNode:
-    """Hang ``played`` (a move of ``turn``) under ``node`` with clock and analysis.
+    """Hang ``played`` (a move of ``turn``, ``move`` as the game's rules read it) under
+    ``node`` with clock and analysis.
 
     The referee played the move on its board already, and the exporter replays the
     game when it writes it, so no board is kept here.

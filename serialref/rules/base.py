@@ -1,9 +1,12 @@
 """One :class:`Rules` per variant: the board type that knows its moves, and its names.
 
 python-chess's boards already know their variant (legal moves, SAN, FEN, checks
-given, pieces in hand, the variant's own wins and draws), so a rules object only
+given, pieces in hand, the variant's own wins and draws), and so do the fairy boards
+on Fairy-Stockfish's rules (:mod:`serialref.rules.fairy`), so a rules object only
 says which board to build and what the variant is called where: on the command
 line, in PGN's ``Variant`` tag, in UCI's ``UCI_Variant`` and in XBoard's ``variant``.
+A fairy variant's moves and PGN game come from the rules too: python-chess can build
+neither for a board it does not know.
 """
 
 from __future__ import annotations
