@@ -115,3 +115,11 @@ def test_the_move_rule_is_claimed_by_the_variants_rules() -> None:
     game.push(move)
     game.push(game.board.parse_san("Kd8"))
     assert game.claim_reason() == "by the variant's rules"
+
+
+def test_the_gating_rights_fairy_stockfish_writes_after_a_king_move_are_read(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    fen = "rnb1Qbnr/8/5k2/R7/8/8/8/HNBEKBNR[e] b Kabcfgh - 2 3"  # as Fairy-Stockfish wrote it
+    assert find_rules("seirawan").board(fen).fen() == fen
+    assert capfd.readouterr().err == ""  # its own FEN check would have complained

@@ -51,26 +51,41 @@ class FairyMove(chess.Move):
 
 def fen_problem(variant: str, fen: str) -> str | None:
     """Why Fairy-Stockfish cannot set up ``fen`` in ``variant``, or None when it can."""
-    code = pyffish.validate_fen(fen, variant)
-    if code == pyffish.FEN_OK or (code == _BAD_CASTLING and _without_castling_ok(variant, fen)):
+    code = pyffish.validate_fen(_castling_to_check(variant, fen), variant)
+    if code == pyffish.FEN_OK:
         return None
     return _FEN_ERRORS.get(code, f"not a valid {variant} position (Fairy-Stockfish error {code})")
 
 
-def _without_castling_ok(variant: str, fen: str) -> bool:
-    """Whether ``fen`` is valid but for its castling field.
+def _castling_to_check(variant: str, fen: str) -> str:
+    """``fen`` without the castling field letters of a side whose king has left home.
 
-    Fairy-Stockfish itself writes S-chess gating rights its own check refuses (``Kabcfgh``
-    once Black's king has moved); its position set-up reads them, so they pass.
+    Fairy-Stockfish writes the S-chess gating rights of the pieces still on their
+    squares after the king has moved (``Kabcfgh``), which its own FEN check refuses,
+    saying so on stderr; its set-up reads them.
     """
     fields = fen.split(" ")
-    if len(fields) < 3:
-        return False
-    fields[2] = "-"
-    return bool(pyffish.validate_fen(" ".join(fields), variant) == pyffish.FEN_OK)
+    if len(fields) < 3 or fields[2] in ("-", "KQkq", "KQ", "kq"):
+        return fen
+    pieces = _pieces(fields[0])
+    white, black = _homes(variant)
+    castling = fields[2]
+    if pieces.get(white) != "K":
+        castling = "".join(letter for letter in castling if letter.islower())
+    if pieces.get(black) != "k":
+        castling = "".join(letter for letter in castling if letter.isupper())
+    fields[2] = castling or "-"
+    return " ".join(fields)
 
 
-_BAD_CASTLING = -5
+@functools.lru_cache(maxsize=16)
+def _homes(variant: str) -> tuple[str, str]:
+    """The squares the kings start on."""
+    pieces = _pieces(pyffish.start_fen(variant).split(" ", 1)[0])
+    return next(sq for sq, p in pieces.items() if p == "K"), next(
+        sq for sq, p in pieces.items() if p == "k"
+    )
+
 
 # pyffish.validate_fen's codes (Fairy-Stockfish's apiutil.h FenValidation).
 _FEN_ERRORS = {
@@ -129,20 +144,20 @@ def _target(uci: str) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _occupied(placement: str) -> frozenset[str]:
-    """The occupied squares of a FEN placement (pieces in hand and ``~`` marks left out)."""
-    squares = set()
+def _pieces(placement: str) -> dict[str, str]:
+    """The pieces of a FEN placement by square (pieces in hand and ``~`` marks left out)."""
+    pieces = {}
     ranks = placement.split("[", 1)[0].split("/")
     for row, rank in enumerate(ranks):
         file = 0
-        for token in re.findall(r"\d+|\+?[A-Za-z]|[*]|_", rank):
+        for token in re.findall(r"\d+|\+?[A-Za-z]|[*_]", rank):
             if token.isdigit():
                 file += int(token)
                 continue
             if token not in "*_":
-                squares.add(f"{chr(ord('a') + file)}{len(ranks) - row}")
+                pieces[f"{chr(ord('a') + file)}{len(ranks) - row}"] = token
             file += 1
-    return frozenset(squares)
+    return pieces
 
 
 class FairyBoard(chess.Board):
@@ -332,7 +347,7 @@ class FairyBoard(chess.Board):
             return False
         placement, _, _, en_passant = self._fen.split(" ", 4)[:4]
         target = _target(text)
-        return target in _occupied(placement) or (
+        return target in _pieces(placement) or (
             target == en_passant and self._san_piece(move) == "P"
         )
 
