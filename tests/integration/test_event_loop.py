@@ -1,0 +1,45 @@
+"""``serialref event`` in process: every board of the event is refereed on one thread."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from serialref.event.config import EventConfig, PlayerConfig
+from serialref.event.pairings import EventFormat
+from serialref.event.runner import EventRunner
+from serialref.referee.match import MatchReferee
+
+SETTINGS = {"tc": "30+0.3", "reset_delay": 0.05, "conclude_delay": 0.05}
+
+
+def event_config(directory: Path, players: int = 4, games: int = 1) -> EventConfig:
+    roster = tuple(PlayerConfig(f"P{index}", player="greedy", client_options=("--seed", str(index)))
+                   for index in range(1, players + 1))  # fmt: skip
+    return EventConfig("One loop", EventFormat.ROUND_ROBIN, roster, directory, games=games,
+                       concurrency=2, match_settings=SETTINGS)  # fmt: skip
+
+
+def test_every_board_is_refereed_on_one_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: set[int] = set()
+    boards_at_once: set[int] = set()
+    referees: set[int] = set()
+    on_line = MatchReferee.on_line
+
+    def watched(referee: MatchReferee, port: str, text: str, at: float) -> None:
+        threads.add(threading.get_ident())
+        referees.add(id(referee))
+        boards_at_once.add(len(runner._loop.boards))
+        on_line(referee, port, text, at)
+
+    monkeypatch.setattr(MatchReferee, "on_line", watched)
+    runner = EventRunner(event_config(tmp_path))
+    assert runner.run() is True
+    assert len(threads) == 1 and threading.get_ident() not in threads
+    assert len(referees) == 6
+    assert 2 in boards_at_once
+    assert (tmp_path / "event.pgn").read_text(encoding="utf-8").count("[Result ") == 6
