@@ -1,6 +1,6 @@
 """Event cost: referee CPU per ply and per board with 1, 2 and 4 boards at once; memory of 16 seats.
 
-    python bench/event.py [--games 4] [--seats 16]
+    python bench/event.py [--games 4] [--seats 16] [--baseline DIR]
 
 Each run is an event in this process (``serialref.event.runner.EventRunner``): a round
 robin of twice as many built-in random players (instant, in their own processes, each
@@ -10,12 +10,21 @@ and the cables' relay threads; the players are other processes), divided by the 
 every journal recorded. The target is a flat cost per ply as boards are added, until
 the machine's cores are busy. The last run plays ``--seats`` players, half of them on
 boards at once, and reports the process's peak resident memory.
+
+Each measurement runs in a process of its own. With ``--baseline DIR`` (another
+serialref source tree, such as ``git archive main | tar -x -C DIR``) the same
+measurements are made with that tree's referee too, alternating with this one's, so both
+columns come from one run on the same (possibly busy) machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -60,22 +69,51 @@ def finished(directory: Path) -> int:
                for path in directory.glob("pairing-*.pgn"))  # fmt: skip
 
 
+def measure(tree: Path, boards: int, games: int) -> dict[str, float]:
+    """One event run in a fresh process with ``tree``'s serialref; its figures."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--one", str(boards),
+               "--games", str(games)]  # fmt: skip
+    environment = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(command, env=environment, cwd=tree, check=True,
+                          capture_output=True, text=True)  # fmt: skip
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def one(boards: int, games: int) -> None:
+    """``--one``: a single event in this process, its figures as one JSON line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cpu, plies, finished_games, wall = run(boards, games, Path(tmp) / "event")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"cpu": cpu, "plies": plies, "games": finished_games, "wall": wall,
+                      "peak_mib": peak}))  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=4, help="finished games a board (default 4)")
     parser.add_argument("--seats", type=int, default=16, help="players of the memory run")
+    parser.add_argument("--baseline", type=Path, help="another serialref tree to measure too")
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    print(f"{'boards':>6} {'games':>6} {'plies':>7} {'CPU s':>7} {'wall s':>7} "
+    if args.one is not None:
+        one(args.one, args.games)
+        return
+    trees = {"this": Path(__file__).resolve().parent.parent}
+    if args.baseline is not None:
+        trees = {"baseline": args.baseline.resolve(), **trees}
+    print(f"{'tree':>8} {'boards':>6} {'games':>6} {'plies':>7} {'CPU s':>7} {'wall s':>7} "
           f"{'CPU/ply ms':>10} {'CPU/board s':>11}")  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
-        for boards in (1, 2, 4):
-            cpu, plies, games, wall = run(boards, args.games, Path(tmp) / f"b{boards}")
-            print(f"{boards:>6} {games:>6} {plies:>7} {cpu:>7.2f} {wall:>7.1f} "
-                  f"{1000 * cpu / max(plies, 1):>10.3f} {cpu / boards:>11.2f}")  # fmt: skip
-        run(args.seats // 2, 1, Path(tmp) / "memory")
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"{args.seats}-seat event ({args.seats // 2} boards at once): "
-              f"peak resident memory of the referee process {peak:.1f} MiB")
+    for boards in (1, 2, 4):
+        for name, tree in trees.items():
+            f = measure(tree, boards, args.games)
+            print(f"{name:>8} {boards:>6} {f['games']:>6.0f} {f['plies']:>7.0f} {f['cpu']:>7.2f} "
+                  f"{f['wall']:>7.1f} {1000 * f['cpu'] / max(f['plies'], 1):>10.3f} "
+                  f"{f['cpu'] / boards:>11.2f}", flush=True)  # fmt: skip
+    for name, tree in trees.items():
+        f = measure(tree, args.seats // 2, 1)
+        print(f"{name:>8}: {args.seats}-seat event ({args.seats // 2} boards at once): "
+              f"peak resident memory of the referee process {f['peak_mib']:.1f} MiB")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ pairing ends, so it holds every finished game exactly once.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import logging
@@ -82,6 +83,7 @@ class EventRunner:
         self._done: queue.SimpleQueue[_BoardDone | _LoopFailed] = queue.SimpleQueue()
         self._boards: dict[int, MatchBoard] = {}
         self._stacks: dict[int, ExitStack] = {}
+        self._closers: list[threading.Thread] = []
         self._stopping = ""
         self._over = False
         total = len(self._pairings) * config.games
@@ -154,6 +156,8 @@ class EventRunner:
                 referee.join()
                 for number in list(self._stacks):
                     self._stacks.pop(number).close()
+                for closer in self._closers:
+                    closer.join()
         self._write_event_pgn()  # also when a restart found nothing left to play
         if failure is not None:
             raise failure
@@ -197,11 +201,22 @@ class EventRunner:
             board.request_stop(self._stopping)
 
     def _close_board(self, pairing: Pairing) -> None:
-        """Close what the board's match held (files, seats, players) once it left the loop."""
+        """Close what the board's match held (files, seats, players) once it left the loop.
+
+        Players not told ``disconnect`` (an orderly stop) are given a moment to leave
+        before they are ended: once the event stops, the boards' players are waited for
+        side by side rather than one board after another.
+        """
         self._boards.pop(pairing.number, None)
         stack = self._stacks.pop(pairing.number, None)
-        if stack is not None:
+        if stack is None:
+            return
+        if not self._stopping:
             stack.close()
+            return
+        closer = threading.Thread(target=stack.close, name=f"close-board-{pairing.number}")
+        closer.start()
+        self._closers.append(closer)
 
     def _board(self, pairing: Pairing, stack: ExitStack) -> MatchBoard:
         decided: list[SprtDecision] = []
@@ -243,7 +258,9 @@ class EventRunner:
             complete = ended.referee.complete or bool(decided)
             self._done.put(_BoardDone(pairing, complete, ended.error))
 
-        board = MatchBoard(self._loop, parts.settings, parts.plans, parts.recorders,
+        # The PGN's Round is the event's round, each game of the pairing a sub-round.
+        settings = dataclasses.replace(parts.settings, event_round=pairing.round)
+        board = MatchBoard(self._loop, settings, parts.plans, parts.recorders,
                            parts.observers, on_ready=start_players, on_end=on_end,
                            resume=parts.resume)  # fmt: skip
         # What the board holds lives as long as its match: frozen, full collections

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import threading
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -42,4 +44,8 @@ def test_every_board_is_refereed_on_one_thread(
     assert len(threads) == 1 and threading.get_ident() not in threads
     assert len(referees) == 6
     assert 2 in boards_at_once
-    assert (tmp_path / "event.pgn").read_text(encoding="utf-8").count("[Result ") == 6
+    pgn = (tmp_path / "event.pgn").read_text(encoding="utf-8")
+    assert pgn.count("[Result ") == 6
+    # Four players meet in three rounds of two pairings: each game is a sub-round.
+    rounds = Counter(re.findall(r'\[Round "([^"]+)"\]', pgn))
+    assert rounds == {"1.1": 2, "2.1": 2, "3.1": 2}
