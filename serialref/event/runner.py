@@ -33,6 +33,7 @@ from serialref.appliance.assembly import assemble_match
 from serialref.appliance.config import load_config
 from serialref.elo import Score
 from serialref.errors import ConfigError, SerialrefError, recorder_error
+from serialref.event.audience import EventAudience
 from serialref.event.config import EventConfig
 from serialref.event.pairings import Pairing
 from serialref.event.progress import BoardProgress, EventProgress
@@ -79,6 +80,7 @@ class EventRunner:
         self._pairings = config.pairings()
         self._players = {player.name: player for player in config.players}
         self._tcp = TcpSeats(config.players)
+        self.audience = EventAudience(config, self.request_stop)
         self._loop = RefereeLoop()
         self._done: queue.SimpleQueue[_BoardDone | _LoopFailed] = queue.SimpleQueue()
         self._boards: dict[int, MatchBoard] = {}
@@ -121,7 +123,8 @@ class EventRunner:
         busy: set[str] = set()
         failure: BaseException | None = None
         referee = threading.Thread(target=self._referee, name="referee")
-        with stop_signals(self.request_stop), self._tcp.listening():
+        with (stop_signals(self.request_stop), self._tcp.listening(),
+              self.audience.opened()):  # fmt: skip
             referee.start()
             try:
                 while (pending and not self._stopping) or running:
@@ -148,6 +151,8 @@ class EventRunner:
                         self._stop_all(f"pairing {done.pairing.number} failed")
                     elif done.complete:
                         self._mark_complete(done.pairing)
+                    else:  # stopped on its own (the supervisor's abort): the event stops too
+                        self._stop_all(f"pairing {done.pairing.number} was stopped")
                     self._write_event_pgn()
             finally:
                 self._over = True
@@ -197,6 +202,7 @@ class EventRunner:
             self._boards[pairing.number] = board
             self._stacks[pairing.number] = stack.pop_all()
         self._loop.add(board)
+        self.audience.join(pairing.number, f"{pairing.first} vs {pairing.second}", board.submit)
         if self._stopping:  # a stop that came while the board was being built
             board.request_stop(self._stopping)
 
@@ -208,6 +214,7 @@ class EventRunner:
         side by side rather than one board after another.
         """
         self._boards.pop(pairing.number, None)
+        self.audience.leave(pairing.number)
         stack = self._stacks.pop(pairing.number, None)
         if stack is None:
             return
@@ -248,7 +255,8 @@ class EventRunner:
         so_far = self._score_so_far(pairing)
         progress = BoardProgress(self._progress, pairing, self.config.games, score=so_far,
                                  on_score=on_score)  # fmt: skip
-        parts = assemble_match(config, stack, extra_listeners=[progress])
+        audience = self.audience.listeners(pairing.number)
+        parts = assemble_match(config, stack, extra_listeners=[progress, *audience])
 
         def start_players() -> None:
             for seat in seats:
