@@ -74,7 +74,8 @@ class ControlServer:
         self._clients: set[threading.Thread] = set()
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._unanswered: set[threading.Event] = set()  # requests the referee still holds
+        # Requests a board's referee still holds, by board: it will not answer once it ended.
+        self._unanswered: dict[threading.Event, Submit] = {}
         self._listener = _listen(path, group)
         self._wake_reader, self._wake_writer = os.pipe()
         self._thread = threading.Thread(target=self._accept, name="control-socket")
@@ -102,7 +103,10 @@ class ControlServer:
     def remove_board(self, number: int) -> None:
         """A board of the event has ended."""
         with self._lock:
-            self._boards.pop(number, None)
+            board = self._boards.pop(number, None)
+            for unanswered, submit in self._unanswered.items():
+                if board is not None and submit == board.submit:
+                    unanswered.set()  # its referee has left the loop: no answer will come
 
     def handle(self, event: MatchEvent) -> None:
         self.recent.handle(event)
@@ -231,11 +235,11 @@ class ControlServer:
         with self._lock:
             if self._closing.is_set():
                 return Reply(False, error="the match is over")
-            self._unanswered.add(answered)
+            self._unanswered[answered] = board.submit
         board.submit(task)
         answered.wait(_ANSWER_WITHIN)
         with self._lock:
-            self._unanswered.discard(answered)
+            self._unanswered.pop(answered, None)
         if not replies:
             return Reply(False, error="the referee did not answer (is the match over?)")
         return replies[0]
