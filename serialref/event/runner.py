@@ -38,7 +38,7 @@ from serialref.event.config import EventConfig
 from serialref.event.pairings import Pairing
 from serialref.event.progress import BoardProgress, EventProgress
 from serialref.event.report import read_pgn_games, text_report
-from serialref.event.seats import open_seat
+from serialref.event.seats import Seat, open_seat
 from serialref.event.sprt import SprtDecision
 from serialref.event.standings import Standings, standings
 from serialref.event.tcpseats import TcpSeats
@@ -50,6 +50,9 @@ from serialref.referee.loop import RefereeLoop, stop_signals
 __all__ = ["EventRunner"]
 
 LOGGER = logging.getLogger(__name__)
+
+_PLAYER_CHECK = 0.5
+"""Seconds between two looks at the players the event started (see ``_check_players``)."""
 
 _SPRT_STOP = "SPRT: "
 """How the reason of a match the SPRT stopped begins."""
@@ -86,6 +89,7 @@ class EventRunner:
         self._boards: dict[int, MatchBoard] = {}
         self._stacks: dict[int, ExitStack] = {}
         self._closers: list[threading.Thread] = []
+        self._seats: dict[int, list[tuple[str, Path, Seat]]] = {}
         self._stopping = ""
         self._over = False
         total = len(self._pairings) * config.games
@@ -140,7 +144,11 @@ class EventRunner:
                             self._start_board(pairing)
                         except Exception as exc:  # the board never began: it is done at once
                             self._done.put(_BoardDone(pairing, False, exc))
-                    done = self._done.get()
+                    try:
+                        done = self._done.get(timeout=_PLAYER_CHECK)
+                    except queue.Empty:
+                        self._check_players()
+                        continue
                     if isinstance(done, _LoopFailed):
                         raise done.error
                     running.discard(done.pairing.number)
@@ -206,6 +214,26 @@ class EventRunner:
         if self._stopping:  # a stop that came while the board was being built
             board.request_stop(self._stopping)
 
+    def _check_players(self) -> None:
+        """A player the event started that has gone while its board plays stops the event.
+
+        Its board would otherwise wait for it for ever (an engine that cannot start, a
+        port another program holds): the event stops in order, saying who and where
+        its log is, and resumes when run again.
+        """
+        for number, seats in list(self._seats.items()):
+            board = self._boards.get(number)
+            for name, log, seat in seats:
+                code = seat.exit_code()
+                if code is None or board is None or board.done:
+                    continue
+                reason = (f"player {name!r} of pairing {number} exited (code {code}) during its "
+                          f"match; see {log}")  # fmt: skip
+                LOGGER.error("%s", reason)
+                self._seats.pop(number, None)
+                self._stop_all(reason)
+                break
+
     def _close_board(self, pairing: Pairing) -> None:
         """Close what the board's match held (files, seats, players) once it left the loop.
 
@@ -214,6 +242,7 @@ class EventRunner:
         side by side rather than one board after another.
         """
         self._boards.pop(pairing.number, None)
+        self._seats.pop(pairing.number, None)
         self.audience.leave(pairing.number)
         stack = self._stacks.pop(pairing.number, None)
         if stack is None:
@@ -257,6 +286,12 @@ class EventRunner:
                                  on_score=on_score)  # fmt: skip
         audience = self.audience.listeners(pairing.number)
         parts = assemble_match(config, stack, extra_listeners=[progress, *audience])
+
+        self._seats[pairing.number] = [
+            (name, self._path(pairing, f"-{side}.log"), seat)
+            for (side, name), seat in zip((("a", pairing.first), ("b", pairing.second)), seats,
+                                          strict=True)
+        ]  # fmt: skip
 
         def start_players() -> None:
             for seat in seats:
