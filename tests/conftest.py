@@ -95,19 +95,21 @@ def read_exactly() -> ReadExactly:
 
 @pytest.fixture
 def fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files ``os.fsync`` is called on from now on, in order (each sync is still done).
+    """The files ``os.fsync`` or ``os.fdatasync`` is called on from now on, in order
+    (each sync is still done).
 
     Durability is a promise about *when* a recorder syncs, which no file's content
     shows: the journal and the PGN tests count the calls instead.
     """
     synced: list[str] = []
-    real_fsync = os.fsync
+    for name in ("fsync", "fdatasync"):
+        real = getattr(os, name)
 
-    def counting_fsync(fd: int) -> None:
-        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
-        real_fsync(fd)
+        def counting(fd: int, real: Callable[[int], None] = real) -> None:
+            synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+            real(fd)
 
-    monkeypatch.setattr(os, "fsync", counting_fsync)
+        monkeypatch.setattr(os, name, counting)
     return synced
 
 

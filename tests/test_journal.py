@@ -273,7 +273,7 @@ def test_a_failing_fsync_is_a_recorder_error(
     def fail(fd: int) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(os, "fsync", fail)
+    monkeypatch.setattr(os, "fdatasync", fail)
     with pytest.raises(RecorderError, match=rf"cannot write {journal_path}: No space left"):
         recorder.handle(started(1))
 
@@ -284,7 +284,7 @@ def test_a_failing_sync_after_the_step_is_a_recorder_error(
     def fail(fd: int) -> None:
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
-    monkeypatch.setattr(os, "fsync", fail)
+    monkeypatch.setattr(os, "fdatasync", fail)
     recorder.handle(move(1, 1))
     with pytest.raises(RecorderError, match=rf"cannot sync {journal_path}: Input/output error"):
         recorder.sync()

@@ -135,6 +135,28 @@ def test_a_move_after_the_stop_makes_the_stopped_clock_stale() -> None:
     assert found.point.moves[-1] == move
 
 
+def test_a_game_ended_after_the_stop_leaves_its_clock_behind() -> None:
+    # Stopped in Black's move; once both were back Black resigned, the next game began,
+    # and the referee crashed before its first move: that game starts on fresh clocks.
+    events, _ = stopped_in_order(cut_after(MovePlayed, 3))
+    ended = next(event for event in TWO_GAMES if isinstance(event, GameEnded))
+    second = [event for event in TWO_GAMES if isinstance(event, GameStarted)][1]
+    events += [
+        PlayerSignedOn("a", "Alpha"),
+        PlayerSignedOn("b", "Beta"),
+        dataclasses.replace(ended, result="1-0", reason="Black resigns"),
+        second,
+    ]
+    found = unfinished_match(events, SETTINGS, JOURNAL)
+    assert found is not None
+    assert found.point.game == second
+    assert found.point.clocks is None
+    game = resumed_game(found.point, TC)
+    assert (game.clock.consumed(chess.WHITE), game.clock.consumed(chess.BLACK)) == (0.0, 0.0)
+    game.clock.start(chess.WHITE, 200.0)
+    assert game.clock.remaining(chess.WHITE, 201.0) == 59.0
+
+
 def test_a_player_that_left_is_not_restored() -> None:
     events = [*cut_after(MovePlayed, 7), PlayerSignedOff("b", "line lost: unplugged")]
     found = unfinished_match(events, SETTINGS, JOURNAL)

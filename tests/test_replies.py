@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import chess
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialref.client.players import Analysis, Decision
@@ -140,3 +140,34 @@ def test_a_reply_line_is_a_normalised_record_of_the_position_and_the_move(
     }
     assert len(flags) <= 1
     assert ("resign" in flags) == decision.resign
+
+
+@settings(max_examples=80, deadline=None)
+@given(choices=st.lists(st.integers(0, 1000), min_size=1, max_size=40))
+def test_a_move_is_claimed_exactly_when_python_chess_finds_a_repetition(
+    choices: list[int],
+) -> None:
+    # Kings and knights only: repetitions come quickly and no move is irreversible.
+    board = chess.Board("4k1n1/8/8/8/8/8/8/1N2K3 w - - 0 1")
+    for choice in choices:
+        moves = list(board.legal_moves)
+        move = moves[choice % len(moves)]
+        line, _ = reply_to(board, Decision(move), draw_offered=False, claim_draws=True)
+        after = board.copy()
+        after.push(move)
+        expected = any(
+            position.is_repetition(3) or position.is_fifty_moves() for position in (board, after)
+        )
+        assert ("draw_claim" in parse_record(line)) == expected
+        board.push(move)
+
+
+def test_the_shortest_threefold_repetition_is_claimed_with_its_move() -> None:
+    board = chess.Board("4k1n1/8/8/8/8/8/8/1N2K3 w - - 0 1")
+    claims = []
+    for san in ["Nc3", "Nf6", "Nb1", "Ng8"] * 2:
+        move = board.parse_san(san)
+        line, _ = reply_to(board, Decision(move), draw_offered=False, claim_draws=True)
+        claims.append("draw_claim" in parse_record(line))
+        board.push(move)
+    assert claims == [False] * 7 + [True]

@@ -9,7 +9,7 @@ history"). The referee's restore (PROTOCOL.md 6) replays the game with ``execute
 records, so the history comes back after a restart.
 
 Matching is cheap in the common case: the referee writes a position exactly as
-:func:`~serialref.client.replies.position_fields` does, so the record's four fields are
+:class:`~serialref.fentext.FenText` writes it, so the record's four fields are
 compared as text with the board's, worked out once per position (and, through
 :meth:`FollowedGame.position_fields`, ahead of time when the line is quiet). Only a record
 that differs takes the full comparison of spec 8.1.
@@ -21,10 +21,10 @@ import logging
 
 import chess
 
-from serialref.client.replies import position_fields
 from serialref.client.respond import RespondLine
 from serialref.epd.record import EpdRecord
 from serialref.errors import ProtocolError
+from serialref.fentext import FenText
 from serialref.rules import STANDARD, Rules
 
 __all__ = ["FollowedGame"]
@@ -41,6 +41,7 @@ class FollowedGame:
 
     def __init__(self) -> None:
         self._board = chess.Board()
+        self._text = FenText(self._board)
         self._fields: str | None = None
         # The game's rules: standard until inform's Variant tag names others; the
         # reset's position is then read again by them (Chess960 and atomic positions
@@ -58,12 +59,12 @@ class FollowedGame:
         """The board's four position fields as the referee writes them; kept until a move."""
         fields = self._fields
         if fields is None:
-            fields = self._fields = position_fields(self._board)
+            fields = self._fields = self._text.fields()
         return fields
 
     def push(self, move: chess.Move) -> None:
         """Play ``move`` (legal) on the board."""
-        self._board.push(move)
+        self._text.push(move)
         self._fields = None
 
     def start(self, record: EpdRecord) -> bool:
@@ -150,6 +151,7 @@ class FollowedGame:
 
     def _replace(self, board: chess.Board) -> None:
         self._board = board
+        self._text = FenText(board)
         self._fields = None
 
     def _continued_by(self, record: EpdRecord) -> bool:

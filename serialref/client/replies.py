@@ -95,6 +95,11 @@ def reply_in_finished_position(board: chess.Board) -> EpdRecord:
 
 
 def _claimable_now(board: chess.Board) -> bool:
+    # A position seen three times was left and reached again twice, each time by at
+    # least four plies without a capture or a pawn move, so the halfmove clock is 8 or
+    # more; below that python-chess's check, which walks the whole game, is skipped.
+    if board.halfmove_clock < 8:
+        return False
     return board.is_repetition(3) or board.is_fifty_moves()
 
 

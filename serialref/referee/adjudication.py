@@ -19,6 +19,7 @@ import chess
 
 from serialref.epd.record import EpdRecord
 from serialref.errors import RecordError
+from serialref.fentext import FenText
 from serialref.result import Result
 
 __all__ = [
@@ -72,35 +73,6 @@ def _colour(side: chess.Color) -> str:
     return "White" if side == chess.WHITE else "Black"
 
 
-# Where each square's letter sits in a FEN placement written with one "1" per empty square.
-_PLACEMENT_INDEX = [(7 - chess.square_rank(sq)) * 9 + chess.square_file(sq) for sq in chess.SQUARES]
-_EMPTY_RUNS = tuple(("1" * length, str(length)) for length in range(8, 1, -1))
-
-
-class _Placement:
-    """A board's FEN piece placement, kept up to date square by square.
-
-    python-chess's ``board_fen`` visits all 64 squares, which made it the largest
-    single cost of refereeing a move; a move changes at most four squares.
-    """
-
-    def __init__(self, board: chess.Board) -> None:
-        self._letters = list("/".join(["1" * 8] * 8))
-        self.update(board, chess.BB_ALL)
-
-    def update(self, board: chess.Board, squares: chess.Bitboard) -> None:
-        """Read ``squares`` of ``board`` again."""
-        for square in chess.scan_forward(squares):
-            piece = board.piece_at(square)
-            self._letters[_PLACEMENT_INDEX[square]] = piece.symbol() if piece else "1"
-
-    def text(self) -> str:
-        placement = "".join(self._letters)
-        for run, count in _EMPTY_RUNS:
-            placement = placement.replace(run, count)
-        return placement
-
-
 class GameBoard:
     """The board of one game with an O(1) repetition table.
 
@@ -115,18 +87,13 @@ class GameBoard:
         for move in board.move_stack:
             replay.push(move)
             self._counts[replay._transposition_key()] += 1
-        self._placement = _Placement(board)
-        # A variant board (pieces in hand, checks to give) writes its own FEN, and may
-        # end by its own rules; standard chess and Chess960 keep the fast path.
+        self._text = FenText(board)
+        # A variant board (pieces in hand, checks to give) may end by its own rules;
+        # standard chess and Chess960 keep the fast path.
         self._variant = type(board) is not chess.Board
         if self._variant:
-            self._fen = self._variant_fen  # type: ignore[method-assign]
             self.automatic_verdict = self._variant_verdict  # type: ignore[method-assign]
-        self._castling_rights = board.castling_rights
-        self._castling = board.castling_xfen()
-        # FENs (en passant after every double push) of the current position and the
-        # one before the last move: each ply needs them several times, computed once.
-        self.fen = self._fen()
+        self.fen = self._text.fen()
         self.previous_fen = self.fen
         if board.move_stack:
             before = board.copy(stack=1)
@@ -143,38 +110,11 @@ class GameBoard:
 
     def push(self, move: chess.Move) -> str:
         """Play ``move``; returns it in SAN (python-chess computes both in one push)."""
-        board = self.board
-        white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
-        san = board.san_and_push(move)
-        self._counts[board._transposition_key()] += 1
-        # A square whose piece changes changes hands too, except the king's and the
-        # rook's squares of a Chess960 castling, which are the move's own squares.
-        self._placement.update(
-            board,
-            (white ^ board.occupied_co[chess.WHITE])
-            | (black ^ board.occupied_co[chess.BLACK])
-            | chess.BB_SQUARES[move.from_square]
-            | chess.BB_SQUARES[move.to_square],
-        )
+        san = self._text.san_and_push(move)
+        self._counts[self.board._transposition_key()] += 1
         self.previous_fen = self.fen
-        self.fen = self._fen()
+        self.fen = self._text.fen()
         return san
-
-    def _fen(self) -> str:
-        """``board.fen(en_passant="fen")``, from the placement kept by :meth:`push`."""
-        board = self.board
-        if board.castling_rights != self._castling_rights:
-            self._castling_rights = board.castling_rights
-            self._castling = board.castling_xfen()
-        en_passant = "-" if board.ep_square is None else chess.SQUARE_NAMES[board.ep_square]
-        turn = "w" if board.turn == chess.WHITE else "b"
-        return (
-            f"{self._placement.text()} {turn} {self._castling} {en_passant}"
-            f" {board.halfmove_clock} {board.fullmove_number}"
-        )
-
-    def _variant_fen(self) -> str:
-        return self.board.fen(en_passant="fen")
 
     def _variant_verdict(self) -> Verdict | None:
         """A variant's own endings first (three checks, the hill...), then the common ones."""

@@ -24,6 +24,7 @@ import chess
 from serialref.clock import ChessClock
 from serialref.errors import ConfigError
 from serialref.events import (
+    GameEnded,
     GameStarted,
     MatchEnded,
     MatchEvent,
@@ -119,7 +120,9 @@ def unfinished_match(
     back_since_stop: set[str] = set()
     appended: set[int] = set()
     stop: MatchEnded | None = None
-    moved_since_stop = False
+    # The stop's clocks are the game's as it stood; a move, or a game ended or begun
+    # since, leaves them behind (the next game starts on its own clocks).
+    clocks_stale = False
     for event in match_events:
         if isinstance(event, PlayerSignedOn):
             names[event.port] = event.name
@@ -129,13 +132,13 @@ def unfinished_match(
             present[event.port] = False
         elif isinstance(event, PgnAppended):
             appended.add(event.game)
-        elif isinstance(event, MovePlayed):
-            moved_since_stop = True
+        elif isinstance(event, (MovePlayed, GameEnded, GameStarted)):
+            clocks_stale = True
         elif isinstance(event, MatchEnded):
             # An orderly stop: every player was told disconnect.
             present = dict.fromkeys(PORTS, False)
             back_since_stop.clear()
-            stop, moved_since_stop = event, False
+            stop, clocks_stale = event, False
     point = ResumePoint(
         games_done=len(finished),
         results=tuple(
@@ -149,7 +152,7 @@ def unfinished_match(
         moves=tuple(unfinished.moves) if unfinished else (),
         # Until both players were back after the stop, no clock has run since.
         orderly=stop is not None and back_since_stop != set(PORTS),
-        clocks=stop.clocks if stop is not None and not moved_since_stop else None,
+        clocks=stop.clocks if stop is not None and not clocks_stale else None,
         paused=_paused(match_events),
         added=_added(match_events, unfinished.started.game) if unfinished else (0.0, 0.0),
     )
