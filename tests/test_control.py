@@ -13,7 +13,13 @@ from test_match import Harness
 
 from serialref import cli
 from serialref.control.client import send_request
-from serialref.control.protocol import Reply, Request, decode_reply, decode_request
+from serialref.control.protocol import (
+    Reply,
+    Request,
+    decode_reply,
+    decode_request,
+    encode_request,
+)
 from serialref.control.server import ControlServer
 from serialref.errors import CommandError, ControlError
 from serialref.events import SupervisorCommand
@@ -28,11 +34,20 @@ from serialref.referee.match import MatchReferee
         (b'{"command": "pause", "args": "now"}', "args .a list of texts."),
         (b'{"command": 3}', "needs a command"),
         (b"\xff", "not a JSON request line"),
+        (b'{"command": "pause", "board": 0}', "board is a board number"),
+        (b'{"command": "pause", "board": "3"}', "board is a board number"),
+        (b'{"command": "pause", "board": true}', "board is a board number"),
     ],
 )
 def test_a_bad_request_is_named(line: bytes, error: str) -> None:
     with pytest.raises(CommandError, match=error):
         decode_request(line)
+
+
+def test_a_board_survives_the_round_trip() -> None:
+    request = Request("adjudicate", ("1-0", "arbiter"), 7)
+    assert decode_request(encode_request(request)) == request
+    assert b"board" not in encode_request(Request("status"))
 
 
 def test_a_bad_answer_is_a_control_error() -> None:

@@ -17,11 +17,12 @@ import pytest
 from serialref import records
 from serialref.epd.writer import format_record
 from serialref.events import MatchEvent, PlayerSignedOff
-from serialref.referee.daemon import PortPlan, RefereeDaemon, StopRequested
+from serialref.referee.daemon import PortPlan, RefereeDaemon
+from serialref.referee.loop import LoopBoard
 from serialref.referee.settings import MatchSettings
 from serialref.testing import Peer, null_modem
 from serialref.timecontrol import TimeControl
-from serialref.wire.link import LinkEvent, MalformedLineRead
+from serialref.wire.link import MalformedLineRead
 
 RUN_TIMEOUT = 5.0
 IDLE_SECONDS = 0.5
@@ -217,10 +218,11 @@ def test_deadlines_are_kept_while_lines_keep_coming(
     ready = threading.Event()
     daemon = make_daemon(plans, ready.set)
     wait = daemon._loop.wait
+    board = daemon.board
 
-    def never_quiet(timeout: float | None) -> list[LinkEvent | StopRequested]:
+    def never_quiet(timeout: float | None) -> list[tuple[LoopBoard | None, object]]:
         noise = MalformedLineRead("b", "line noise", "~", time.monotonic())
-        return [*wait(min(timeout or 0.001, 0.001)), noise]
+        return [*wait(min(timeout or 0.001, 0.001)), (board, noise)]
 
     monkeypatch.setattr(daemon._loop, "wait", never_quiet)
     running = BackgroundRun(daemon)

@@ -120,7 +120,16 @@ def test_chess960_openings_are_numbers_not_a_file(tmp_path: Path) -> None:
     assert named.match_settings["openings"] == str(tmp_path / "book.epd")
 
 
-@pytest.mark.parametrize("key", ["control_socket", "style12", "web"])
-def test_a_single_match_feed_is_refused_in_an_event(tmp_path: Path, key: str) -> None:
-    with pytest.raises(ConfigError, match=f"{key}.*share its address"):
-        load_event_config(write(tmp_path, f'{key} = "127.0.0.1:0"\n' + PLAYERS))
+def test_the_socket_and_feeds_are_the_events_own(tmp_path: Path) -> None:
+    config = load_event_config(write(tmp_path, 'control_socket = "ctl.sock"\n'
+                                     'style12 = "127.0.0.1:5001"\nweb = "127.0.0.1:0"\n'
+                                     + PLAYERS))  # fmt: skip
+    assert config.control_socket == Path("ctl.sock")
+    assert config.style12 is not None and config.style12.port == 5001
+    assert config.web is not None and config.web.host == "127.0.0.1"
+    assert not {"control_socket", "style12", "web"} & set(config.match_settings)
+
+
+def test_a_bad_feed_address_is_one_error_naming_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="style12"):
+        load_event_config(write(tmp_path, 'style12 = "nowhere:port"\n' + PLAYERS))

@@ -184,3 +184,51 @@ def test_a_variant_game_is_shown_on_its_own_board() -> None:
     assert state["moves"] == list(CRAZYHOUSE_MATE)
     assert state["result"] == "0-1"
     assert crazyhouse.board(str(state["fen"])).piece_at(chess.F2) == chess.Piece.from_symbol("p")
+
+
+def test_an_events_stream_carries_every_board_and_drops_an_ended_one() -> None:
+    feed = WebFeed(event="Club cup")
+    for board in (2, 5):
+        feed.update(started(), board)
+    assert feed.update(next(moves(["e4"])), 5) is None  # coalesced: the whole event, soon
+    state = message(feed.greeting())
+    assert state["event"] == "Club cup"
+    boards = state["boards"]
+    assert isinstance(boards, list)
+    assert [(b["board"], b["moves"]) for b in boards] == [(2, []), (5, ["e4"])]
+    assert feed.leave(2) is None
+    remaining = message(feed.greeting())["boards"]
+    assert isinstance(remaining, list) and [b["board"] for b in remaining] == [5]
+
+
+def test_the_event_page_in_chromium_shows_every_board(chromium: object, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver: object = chromium
+    with WebObserver(Address("127.0.0.1", 0), event="Club cup") as server:
+        first, second = server.board(1), server.board(2)
+        for board in (first, second):
+            board.handle(MatchStarted(games=2, time_control="300+2", ports=("a", "b")))
+            board.handle(started())
+        after = chess.Board()
+        for move in moves(["d4", "d5", "c4"]):
+            second.handle(move)
+            after.push_san(move.san)
+        driver.get(f"http://127.0.0.1:{server.address.port}/")  # type: ignore[attr-defined]
+        wait = WebDriverWait(driver, 10)
+
+        def fens(d: object) -> dict[str, str]:
+            sections = d.find_elements(By.CSS_SELECTOR, "#boards section")  # type: ignore[attr-defined]
+            return {s.get_attribute("data-board"): s.get_attribute("data-fen") for s in sections}
+
+        wait.until(lambda d: fens(d) == {"1": chess.STARTING_FEN, "2": after.fen()})
+        page = driver.find_element  # type: ignore[attr-defined]
+        assert page(By.ID, "title").text == "Club cup"
+        names = [n.text for n in page(By.ID, "boards").find_elements(By.CSS_SELECTOR, ".name")]
+        assert names.count("Stockfish <b>16</b>") == 2  # text, never markup
+        first.close()  # board 1's pairing has ended: it leaves the page
+        wait.until(lambda d: fens(d) == {"2": after.fen()})
+        artifacts = Path(os.environ.get("SERIALREF_TEST_ARTIFACTS", tmp_path))
+        artifacts.mkdir(parents=True, exist_ok=True)
+        assert driver.save_screenshot(str(artifacts / "web-event.png"))  # type: ignore[attr-defined]

@@ -56,6 +56,11 @@ def test_the_roster_of_a_game_in_roster_order() -> None:
     ]  # fmt: skip
 
 
+def test_a_pairing_of_an_event_numbers_its_games_as_sub_rounds_of_the_event_round() -> None:
+    settings = MatchSettings(event_round=3)
+    assert settings.roster(2, "Alpha", "Beta", datetime.date(2026, 1, 5))["Round"] == "3.2"
+
+
 def test_defaults() -> None:
     settings = MatchSettings()
     assert settings.games == 1

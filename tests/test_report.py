@@ -63,6 +63,14 @@ def test_names_are_escaped_in_text_and_html() -> None:
     assert "<b>" not in html_report(table).split("<body>")[1]
 
 
+def test_sub_rounds_are_read_and_counted_like_any_game() -> None:
+    pgn = io.StringIO('[Round "3.1"]\n[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n1-0\n\n'
+                      '[Round "3.2"]\n[White "B"]\n[Black "A"]\n[Result "1/2-1/2"]\n\n1/2-1/2\n')
+    games = list(games_from_pgn(pgn))
+    assert [game.round for game in games] == ["3.1", "3.2"]
+    assert {row.name: row.points for row in standings(games).players} == {"A": 1.5, "B": 0.5}
+
+
 def test_a_missing_file_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["report", str(tmp_path / "none.pgn")]) == EXIT_FAILURE
     err = capsys.readouterr().err.strip()

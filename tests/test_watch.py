@@ -47,6 +47,7 @@ class FakeReferee:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.requests: list[tuple[str, tuple[str, ...]]] = []
+        self.boards: list[int | None] = []
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(str(path))
         self._listener.listen(8)
@@ -61,6 +62,7 @@ class FakeReferee:
                 if not data:
                     return  # close() says goodbye with an empty connection
                 request = decode_request(data.split(b"\n")[0])
+                self.boards.append(request.board)
                 if request.command != "status":
                     self.requests.append((request.command, request.args))
                 connection.sendall(encode_reply(Reply(True, STATUS)))
@@ -117,6 +119,26 @@ def test_keys_send_commands_and_the_irreversible_ones_ask_first(
         ("pause", ()), ("add-time", ("white", "60")), ("restore", ("b",)),
         ("restart-game", ()), ("adjudicate", ("1-0", "adjudicated by the supervisor")),
     ]  # fmt: skip
+
+
+def test_a_board_of_an_event_is_named_in_every_request(referee: FakeReferee) -> None:
+    async def session() -> None:
+        app = WatchApp(referee.path, board=3)
+        async with app.run_test(size=(110, 34)) as pilot:
+            for _ in range(200):
+                if app.status:
+                    break
+                await pilot.pause(0.01)
+            await pilot.press("p")
+            for _ in range(200):
+                if referee.requests:
+                    break
+                await pilot.pause(0.01)
+            await pilot.press("q")
+
+    asyncio.run(session())
+    assert referee.requests == [("pause", ())]
+    assert referee.boards and set(referee.boards) == {3}
 
 
 def test_a_variant_position_is_drawn_on_its_own_board() -> None:

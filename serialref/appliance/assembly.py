@@ -32,13 +32,15 @@ from serialref.recorders.journal import JournalRecorder, set_aside
 from serialref.recorders.pgn import PgnRecorder
 from serialref.records import tag_value
 from serialref.referee.daemon import PortPlan, RefereeDaemon
-from serialref.referee.resume import MatchInJournal, find_unfinished_match
+from serialref.referee.resume import MatchInJournal, ResumePoint, find_unfinished_match
 from serialref.referee.settings import MatchSettings
 from serialref.wire.transport import LineDelay
 
 LOGGER = logging.getLogger(__name__)
 
 __all__ = [
+    "MatchParts",
+    "assemble_match",
     "match_settings",
     "port_plans",
     "run_referee",
@@ -107,24 +109,32 @@ def set_journal_aside(journal: Path) -> Path | None:
     return aside
 
 
-def run_referee(
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchParts:
+    """A match ready to be played: what :class:`serialref.referee.daemon.MatchBoard` takes."""
+
+    settings: MatchSettings
+    plans: tuple[PortPlan, PortPlan]
+    recorders: Sequence[Recorder]
+    observers: Sequence[MatchListener]
+    resume: ResumePoint | None
+    control: ControlServer | None
+
+
+def assemble_match(
     config: MatchConfig,
+    stack: ExitStack,
     *,
     console: TextIO | None = None,
     progress: TextIO | None = None,
     extra_listeners: Sequence[MatchListener] = (),
-    on_ready: Callable[[], None] | None = None,
     new_match: bool = False,
-    on_daemon: Callable[[RefereeDaemon], None] | None = None,
-) -> bool:
-    """Play the configured match; True when complete, False when stopped.
+) -> MatchParts:
+    """The configured match's settings, ports, recorders and observers, closed with ``stack``.
 
-    ``on_ready`` runs once both ports are open: players started before that
-    would lose their first sign-on, which opening a port discards. ``console`` gets
-    the live board, ``progress`` the games, the score and the Elo estimate. The extra
-    listeners are observers: they see every event and can never stop the match.
-    ``new_match`` sets an existing journal aside instead of resuming it. ``on_daemon``
-    is handed the daemon before it runs, so an event can stop one of its boards.
+    ``console`` gets the live board, ``progress`` the games, the score and the Elo
+    estimate. The extra listeners are observers: they see every event and can never
+    stop the match. ``new_match`` sets an existing journal aside instead of resuming it.
     """
     settings = match_settings(config)
     plans = port_plans(config)
@@ -135,54 +145,71 @@ def run_referee(
         resumed = find_unfinished_match(config.journal, settings)
         if resumed is None and config.journal.is_file() and config.journal.stat().st_size:
             LOGGER.warning("%s holds no unfinished match: starting a new match", config.journal)
+    recorders: list[Recorder] = []
+    journal: JournalRecorder | None = None
+    if config.journal is not None:
+        journal = JournalRecorder(config.journal)
+        stack.callback(journal.close)
+        recorders.append(journal)
+    if config.pgn is not None:
+        pgn = PgnRecorder(
+            config.pgn,
+            backlog=resumed.pgn_backlog if resumed else (),
+            unfinished=resumed.unfinished if resumed else None,
+            on_appended=_marker(journal),
+        )
+        stack.callback(pgn.close)
+        recorders.append(pgn)
+    observers: list[MatchListener] = []
+    if console is not None:
+        observers.append(ConsoleObserver(console))
+    if progress is not None:  # after the console, which redraws above it
+        observers.append(ProgressObserver(progress, resumed=resumed.point if resumed else None))
+    observers.extend(extra_listeners)
+    for observer in observers:
+        stack.callback(observer.close)
+    control = _control_server(config)
+    if control is not None:
+        stack.callback(control.close)
+        observers.append(control)
+    observers.extend(_audience(config, stack))
+    resume = resumed.point if resumed is not None else None
+    return MatchParts(settings, plans, recorders, observers, resume, control)
+
+
+def run_referee(
+    config: MatchConfig,
+    *,
+    console: TextIO | None = None,
+    progress: TextIO | None = None,
+    extra_listeners: Sequence[MatchListener] = (),
+    on_ready: Callable[[], None] | None = None,
+    new_match: bool = False,
+) -> bool:
+    """Play the configured match (:func:`assemble_match`); True when complete, False when stopped.
+
+    ``on_ready`` runs once both ports are open: players started before that
+    would lose their first sign-on, which opening a port discards.
+    """
     notifier = SystemdNotifier()
+    listeners = list(extra_listeners)
+    if notifier.enabled:  # under systemd: each move's status line costs a datagram
+        listeners.append(SystemdStatusObserver(notifier))
     with ExitStack() as stack:
-        recorders: list[Recorder] = []
-        journal: JournalRecorder | None = None
-        if config.journal is not None:
-            journal = JournalRecorder(config.journal)
-            stack.callback(journal.close)
-            recorders.append(journal)
-        if config.pgn is not None:
-            pgn = PgnRecorder(
-                config.pgn,
-                backlog=resumed.pgn_backlog if resumed else (),
-                unfinished=resumed.unfinished if resumed else None,
-                on_appended=_marker(journal),
-            )
-            stack.callback(pgn.close)
-            recorders.append(pgn)
-        observers: list[MatchListener] = []
-        if console is not None:
-            observers.append(ConsoleObserver(console))
-        if progress is not None:  # after the console, which redraws above it
-            observers.append(
-                ProgressObserver(progress, resumed=resumed.point if resumed else None)
-            )
-        observers.extend(extra_listeners)
-        if notifier.enabled:  # under systemd: each move's status line costs a datagram
-            observers.append(SystemdStatusObserver(notifier))
-        for observer in observers:
-            stack.callback(observer.close)
-        control = _control_server(config)
-        if control is not None:
-            stack.callback(control.close)
-            observers.append(control)
-        observers.extend(_audience(config, stack))
+        parts = assemble_match(config, stack, console=console, progress=progress,
+                               extra_listeners=listeners, new_match=new_match)  # fmt: skip
         daemon = RefereeDaemon(
-            settings,
-            plans,
-            recorders,
-            observers,
+            parts.settings,
+            parts.plans,
+            parts.recorders,
+            parts.observers,
             on_ready=_both(notifier.ready, on_ready),
             on_idle=notifier.watchdog,
             idle_interval=notifier.watchdog_interval(),
-            resume=resumed.point if resumed is not None else None,
+            resume=parts.resume,
         )
-        if control is not None:
-            control.start(daemon.submit)
-        if on_daemon is not None:
-            on_daemon(daemon)
+        if parts.control is not None:
+            parts.control.start(daemon.submit)
         # Everything built so far (modules, python-chess's tables, the openings) lives
         # as long as the match: frozen, full collections during the match skip it
         # (bench/referee.py: CPU per ply at the 99th percentile 0.35 -> 0.25 ms).

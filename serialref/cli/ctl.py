@@ -21,6 +21,10 @@ _COMMANDS = """commands:
   restart-game              start the game again from its initial position
   abort [WHY]               end the match in order (disconnect to both players)
   add-time SIDE SECONDS     give white or black more time (negative takes some away)
+
+For an event: status lists every board being played; the other commands go to the
+board given with --board N (needed when several are being played); abort without
+--board ends every board and the event, in order (run the event again to resume it).
 """
 
 
@@ -44,6 +48,8 @@ def add_verbs(verbs: Verbs) -> None:
         help="the referee's control socket (default: $RUNTIME_DIRECTORY/control.sock, "
         "else /run/serialref/control.sock)",
     )
+    ctl.add_argument("--board", type=_board_number, metavar="N",
+                     help="the board of an event the command is for (see status)")  # fmt: skip
     ctl.add_argument("--json", action="store_true", help="print the status as JSON")
     ctl.add_argument("command", metavar="COMMAND", help="see the list below")
     ctl.add_argument("args", nargs="*", metavar="ARG", help="the command's arguments")
@@ -55,7 +61,7 @@ def _run_ctl(args: argparse.Namespace) -> int:
     from serialref.control.protocol import Request
 
     path = args.socket or default_socket()
-    reply = send_request(path, Request(args.command, tuple(args.args)))
+    reply = send_request(path, Request(args.command, tuple(args.args), args.board))
     if not reply.ok:
         print(f"serialref: refused: {_safe(reply.error)}", file=sys.stderr)
         return EXIT_REJECTED
@@ -67,8 +73,34 @@ def _run_ctl(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _board_number(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"not a board number: {text!r}")
+    return number
+
+
 def status_lines(status: Mapping[str, Any]) -> list[str]:
-    """The status as a person reads it: the match, the game and its clocks, each port."""
+    """The status as a person reads it: an event's boards, or the match, game and ports."""
+    event = status.get("event")
+    if isinstance(event, Mapping):
+        boards = status.get("boards") or []
+        lines = [f"event: {_safe(str(event.get('name')))}, {len(boards)} board(s) being played"]
+        for board in boards:
+            lines.append(f"board {board.get('board')}: {_safe(str(board.get('title')))}")
+            lines.extend("  " + line for line in _match_lines(board))
+        return lines
+    if "board" in status:
+        return [f"board {status.get('board')}: {_safe(str(status.get('title')))}",
+                *_match_lines(status)]  # fmt: skip
+    return _match_lines(status)
+
+
+def _match_lines(status: Mapping[str, Any]) -> list[str]:
+    """One match: its state and score, its game and clocks, each port and its last records."""
     match = status.get("match") or {}
     score = match.get("score") or [0, 0]
     lines = [

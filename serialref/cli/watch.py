@@ -28,6 +28,8 @@ def add_verbs(verbs: Verbs) -> None:
         help="the referee's control socket (default: $RUNTIME_DIRECTORY/control.sock, "
         "else /run/serialref/control.sock)",
     )
+    watch.add_argument("--board", type=int, metavar="N",
+                       help="the board of an event to follow (see `ctl status`)")  # fmt: skip
     watch.set_defaults(handler=_run_watch)
 
 
@@ -41,5 +43,5 @@ def _run_watch(args: argparse.Namespace) -> int:
         raise ConfigError(
             "watch", f"needs the textual library ({exc.name}): pip install 'serialref[watch]'"
         ) from None
-    WatchApp(args.socket or default_socket()).run()
+    WatchApp(args.socket or default_socket(), board=args.board).run()
     return EXIT_OK

@@ -1,6 +1,7 @@
 """The control socket's messages: one JSON object per line each way.
 
-A request is ``{"command": NAME, "args": [TEXT, ...]}``; its answer is ``{"ok": true,
+A request is ``{"command": NAME, "args": [TEXT, ...]}``, with ``"board": N`` when it
+names one board of an event; its answer is ``{"ok": true,
 "status": {...}}`` or ``{"ok": false, "error": TEXT}``. One request per connection keeps
 both ends simple and lets a client that stopped reading cost nothing beyond its socket.
 Lines are capped, so a client cannot make the referee buffer without limit.
@@ -34,6 +35,7 @@ class Request:
 
     command: str
     args: tuple[str, ...] = ()
+    board: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +48,10 @@ class Reply:
 
 
 def encode_request(request: Request) -> bytes:
-    return (json.dumps({"command": request.command, "args": list(request.args)}) + "\n").encode()
+    message: dict[str, object] = {"command": request.command, "args": list(request.args)}
+    if request.board is not None:
+        message["board"] = request.board
+    return (json.dumps(message) + "\n").encode()
 
 
 def decode_request(line: bytes) -> Request:
@@ -61,7 +66,10 @@ def decode_request(line: bytes) -> Request:
     args = message.get("args", [])
     if not isinstance(command, str) or not _texts(args):
         raise CommandError("a request needs a command (text) and args (a list of texts)")
-    return Request(command, tuple(args))
+    board = message.get("board")
+    if board is not None and (type(board) is not int or board < 1):
+        raise CommandError("a request's board is a board number (1, 2, ...)")
+    return Request(command, tuple(args), board)
 
 
 def encode_reply(reply: Reply) -> bytes:

@@ -7,8 +7,12 @@ the uid the kernel reports for its sender (``SO_PEERCRED``), not one the client 
 Connections are served on threads of their own, never the referee's: a client that
 connects and says nothing, or never reads its answer, times out on its own thread.
 What a command does runs on the referee's thread, between two lines, through
-:meth:`serialref.referee.daemon.RefereeDaemon.submit`; the connection's thread waits
+:meth:`serialref.referee.daemon.MatchBoard.submit`; the connection's thread waits
 for the answer a bounded time.
+
+An event has one socket for all its boards (:meth:`ControlServer.start_event`): boards
+join and leave as their pairings start and end; ``status`` lists them all, and a command
+goes to the board the request names (``--board N``), or to the only one being played.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import struct
 import threading
 from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 from serialref.control.protocol import MAX_LINE, Reply, Request, decode_request, encode_reply
@@ -45,6 +50,16 @@ _MAX_CLIENTS = 16
 _CLIENT_TIMEOUT = 5.0  # seconds a client has to send its request and take its answer
 _ANSWER_WITHIN = 5.0  # seconds the referee has to answer before the client is told so
 _PEER_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
+_LONE = 1  # the board number of a lone match (``serialref run``)
+
+
+@dataclass(frozen=True, slots=True)
+class _Board:
+    """A board the socket steers: how work reaches its referee, its recent lines, its name."""
+
+    submit: Submit
+    recent: RecentLines
+    title: str
 
 
 class ControlServer:
@@ -53,20 +68,45 @@ class ControlServer:
     def __init__(self, path: Path, *, group: str | None = None) -> None:
         self.path = path
         self.recent = RecentLines()
-        self._submit: Submit | None = None
+        self._boards: dict[int, _Board] = {}
+        self._event: str | None = None
+        self._stop_event: Callable[[str], None] | None = None
         self._clients: set[threading.Thread] = set()
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._unanswered: set[threading.Event] = set()  # requests the referee still holds
+        # Requests a board's referee still holds, by board: it will not answer once it ended.
+        self._unanswered: dict[threading.Event, Submit] = {}
         self._listener = _listen(path, group)
         self._wake_reader, self._wake_writer = os.pipe()
         self._thread = threading.Thread(target=self._accept, name="control-socket")
 
     def start(self, submit: Submit) -> None:
-        """Take connections from now on; their commands go to the referee by ``submit``."""
-        self._submit = submit
+        """Take connections from now on; their commands go to the lone match by ``submit``."""
+        self._boards[_LONE] = _Board(submit, self.recent, "")
         self._thread.start()
         LOGGER.info("control socket: %s", self.path)
+
+    def start_event(self, name: str, stop: Callable[[str], None]) -> None:
+        """Take connections for the event ``name``, whose boards come with :meth:`add_board`.
+
+        ``stop`` ends the event in order: ``abort`` without a board calls it.
+        """
+        self._event, self._stop_event = name, stop
+        self._thread.start()
+        LOGGER.info("control socket: %s", self.path)
+
+    def add_board(self, number: int, title: str, submit: Submit, recent: RecentLines) -> None:
+        """A board of the event is being played; ``recent`` must listen to its match."""
+        with self._lock:
+            self._boards[number] = _Board(submit, recent, title)
+
+    def remove_board(self, number: int) -> None:
+        """A board of the event has ended."""
+        with self._lock:
+            board = self._boards.pop(number, None)
+            for unanswered, submit in self._unanswered.items():
+                if board is not None and submit == board.submit:
+                    unanswered.set()  # its referee has left the loop: no answer will come
 
     def handle(self, event: MatchEvent) -> None:
         self.recent.handle(event)
@@ -133,6 +173,47 @@ class ControlServer:
             _answer(connection, self._ask_referee(request, uid))
 
     def _ask_referee(self, request: Request, uid: int) -> Reply:
+        """Carry the request out on the board it names; the answer, or why there is none."""
+        with self._lock:
+            boards = dict(self._boards)
+        if self._event is None or request.board is not None:
+            return self._ask_board(boards, request, uid)
+        if request.command == "status":
+            return self._event_status(boards, uid)
+        if request.command == "abort" and self._stop_event is not None:
+            said = " ".join(request.args) or "aborted by the supervisor"
+            for number in sorted(boards):
+                self._ask_board(boards, Request("abort", request.args, number), uid)
+            self._stop_event(f"supervisor (uid {uid}): {printable(said)}")
+            return self._event_status(boards, uid)
+        if len(boards) != 1:
+            playing = ", ".join(map(str, sorted(boards))) or "none"
+            return Reply(False, error=f"name a board with --board N: the event plays "
+                                      f"{len(boards)} at once (boards {playing})")  # fmt: skip
+        return self._ask_board(boards, Request(request.command, request.args, *boards), uid)
+
+    def _ask_board(self, boards: dict[int, _Board], request: Request, uid: int) -> Reply:
+        number = _LONE if request.board is None else request.board
+        board = boards.get(number)
+        if board is None:
+            playing = ", ".join(map(str, sorted(boards))) or "none"
+            return Reply(False, error=f"no board {number} is being played (boards: {playing})")
+        reply = self._ask(board, request, uid)
+        if self._event is None or not reply.ok:
+            return reply
+        return Reply(True, {"board": number, "title": board.title, **(reply.status or {})})
+
+    def _event_status(self, boards: dict[int, _Board], uid: int) -> Reply:
+        """Every board's status, in board order (a board that just ended is left out)."""
+        shown = []
+        for number in sorted(boards):
+            reply = self._ask_board(boards, Request("status", (), number), uid)
+            if reply.ok and reply.status is not None:
+                shown.append(reply.status)
+        event = {"name": self._event, "boards": [status["board"] for status in shown]}
+        return Reply(True, {"event": event, "boards": shown})
+
+    def _ask(self, board: _Board, request: Request, uid: int) -> Reply:
         """Run the request on the referee's thread; its answer, or why there is none."""
         answered = threading.Event()
         replies: list[Reply] = []
@@ -143,22 +224,22 @@ class ControlServer:
                     command = SupervisorCommand(request.command, request.args, uid)
                     carry_out(match, command)
                     said = " ".join((request.command, *request.args))
-                    LOGGER.warning("supervisor (uid %d): %s", uid, printable(said))
-                replies.append(Reply(True, match_status(match, self.recent)))
+                    where = "" if request.board is None else f" on board {request.board}"
+                    LOGGER.warning("supervisor (uid %d)%s: %s", uid, where, printable(said))
+                replies.append(Reply(True, match_status(match, board.recent)))
             except CommandError as exc:
                 replies.append(Reply(False, error=str(exc)))
             finally:
                 answered.set()
 
-        assert self._submit is not None
         with self._lock:
             if self._closing.is_set():
                 return Reply(False, error="the match is over")
-            self._unanswered.add(answered)
-        self._submit(task)
+            self._unanswered[answered] = board.submit
+        board.submit(task)
         answered.wait(_ANSWER_WITHIN)
         with self._lock:
-            self._unanswered.discard(answered)
+            self._unanswered.pop(answered, None)
         if not replies:
             return Reply(False, error="the referee did not answer (is the match over?)")
         return replies[0]

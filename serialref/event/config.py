@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from serialref.appliance.config import load_config
+from serialref.appliance.config import MatchConfig, load_config
 from serialref.appliance.options import OVERRIDE_NAMES
 from serialref.errors import ConfigError, InputError
 from serialref.event.pairings import EventFormat, Pairing, pairings
@@ -29,8 +29,8 @@ __all__ = ["LISTEN", "EventConfig", "PlayerConfig", "load_event_config"]
 _EVENT_KEYS = {"format", "rounds", "games", "concurrency", "directory", "players", "sprt", "event"}
 _PER_BOARD = {"port_a", "port_b", "name_a", "name_b", "pgn", "journal", "games", "event",
               "replicate", "replicate_key", "log_level"}  # fmt: skip
-_BOARD_FEEDS = {"control_socket", "control_group", "style12", "web"}
-"""A match's own supervisor socket and feeds: one address, so not for several boards."""
+_FEEDS = {"control_socket", "control_group", "style12", "web"}
+"""The supervisor's socket and the audience's feeds: one each for the whole event."""
 _PLAYER_KEYS = {"name", "player", "engine", "seat", "seed", "nodes", "depth", "movetime",
                 "protocol", "options", "pace", "notes", "token", "address"}  # fmt: skip
 LISTEN = "listen://"
@@ -82,6 +82,10 @@ class EventConfig:
     concurrency: int = 1
     sprt: SprtTest | None = None
     match_settings: Mapping[str, Any] = field(default_factory=dict)
+    control_socket: Path | None = None
+    control_group: str | None = None
+    style12: Address | None = None
+    web: Address | None = None
 
     def pairings(self) -> list[Pairing]:
         return pairings(self.format, [player.name for player in self.players], rounds=self.rounds)
@@ -109,15 +113,12 @@ def load_event_config(path: Path) -> EventConfig:
 
 
 def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
-    feeds = sorted(set(document) & _BOARD_FEEDS)
-    if feeds:
-        raise ConfigError(
-            feeds[0], "a single match's setting: the boards of an event would share its address"
-        )
     unknown = sorted(set(document) - _EVENT_KEYS - (OVERRIDE_NAMES - _PER_BOARD))
     if unknown:
         raise ConfigError(unknown[0], "not a key of an event file")
-    match_settings = {key: value for key, value in document.items() if key not in _EVENT_KEYS}
+    feeds = _feeds(document)
+    match_settings = {key: value for key, value in document.items()
+                      if key not in _EVENT_KEYS | _FEEDS}  # fmt: skip
     openings = match_settings.get("openings")
     chess960 = find_rules(str(match_settings.get("variant", "standard"))).chess960
     if isinstance(openings, str) and openings and not chess960:
@@ -142,11 +143,20 @@ def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
         concurrency=_count(document, "concurrency", 1),
         sprt=parse_sprt(str(sprt).split()) if sprt is not None else None,
         match_settings=match_settings,
+        control_socket=feeds.control_socket,
+        control_group=feeds.control_group,
+        style12=feeds.style12,
+        web=feeds.web,
     )
     config.pairings()  # the players suit the format
     if config.sprt is not None and fmt is not EventFormat.MATCH:
         raise ConfigError("sprt", "an SPRT needs a match of two players (format = \"match\")")
     return config
+
+
+def _feeds(document: Mapping[str, Any]) -> MatchConfig:
+    """The event's socket and feeds, read as ``serialref run`` reads them (same checks)."""
+    return load_config(None, {key: document[key] for key in _FEEDS if key in document})
 
 
 def _player(index: int, raw: Mapping[str, Any]) -> PlayerConfig:

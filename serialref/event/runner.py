@@ -1,10 +1,12 @@
 """``serialref event``: every pairing of an event refereed by one process, boards at once.
 
 Each pairing is a match of its own, refereed exactly as ``serialref run`` referees one
-(:func:`serialref.appliance.assembly.run_referee`: its journal, its PGN file, resume
-after a crash), so a match stays what it was and an event is matches side by side. A
-board runs on a thread of its own with its own event loop; up to ``concurrency`` boards
-play at once, and a player is never on two boards at once.
+(:func:`serialref.appliance.assembly.assemble_match`: its journal, its PGN file, resume
+after a crash), so a match stays what it was and an event is matches side by side. Every
+board is played on one event loop (:class:`serialref.referee.loop.RefereeLoop`) on one
+thread, the referee's; the event's own thread starts the next pairing as a board ends
+(its seats, its players, its files) and adds it to the loop, up to ``concurrency``
+boards at once, never one player on two boards at once.
 
 The event's journal (``event.jsonl`` in its directory) holds the pairings and, fsynced,
 each one that is complete. Run again after a crash (even SIGKILL), the event skips what
@@ -15,6 +17,8 @@ pairing ends, so it holds every finished game exactly once.
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import json
 import logging
 import os
@@ -25,25 +29,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from serialref.appliance.assembly import run_referee
+from serialref.appliance.assembly import assemble_match
 from serialref.appliance.config import load_config
 from serialref.elo import Score
 from serialref.errors import ConfigError, SerialrefError, recorder_error
+from serialref.event.audience import EventAudience
 from serialref.event.config import EventConfig
 from serialref.event.pairings import Pairing
 from serialref.event.progress import BoardProgress, EventProgress
 from serialref.event.report import read_pgn_games, text_report
-from serialref.event.seats import open_seat
+from serialref.event.seats import Seat, open_seat
 from serialref.event.sprt import SprtDecision
 from serialref.event.standings import Standings, standings
 from serialref.event.tcpseats import TcpSeats
 from serialref.events import MatchEnded
 from serialref.recorders.journal import read_journal
-from serialref.referee.daemon import RefereeDaemon, stop_signals
+from serialref.referee.daemon import MatchBoard
+from serialref.referee.loop import RefereeLoop, stop_signals
 
 __all__ = ["EventRunner"]
 
 LOGGER = logging.getLogger(__name__)
+
+_PLAYER_CHECK = 0.5
+"""Seconds between two looks at the players the event started (see ``_check_players``)."""
 
 _SPRT_STOP = "SPRT: "
 """How the reason of a match the SPRT stopped begins."""
@@ -51,11 +60,18 @@ _SPRT_STOP = "SPRT: "
 
 @dataclass(frozen=True, slots=True)
 class _BoardDone:
-    """A board's thread has ended: its match complete (or decided), stopped, or failed."""
+    """A board has left the loop: its match complete (or decided), stopped, or failed."""
 
     pairing: Pairing
     complete: bool
     error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _LoopFailed:
+    """The referee's thread itself failed: a bug, raised by the event's thread."""
+
+    error: BaseException
 
 
 class EventRunner:
@@ -67,9 +83,15 @@ class EventRunner:
         self._pairings = config.pairings()
         self._players = {player.name: player for player in config.players}
         self._tcp = TcpSeats(config.players)
-        self._done: queue.SimpleQueue[_BoardDone] = queue.SimpleQueue()
-        self._daemons: dict[int, RefereeDaemon] = {}
+        self.audience = EventAudience(config, self.request_stop)
+        self._loop = RefereeLoop()
+        self._done: queue.SimpleQueue[_BoardDone | _LoopFailed] = queue.SimpleQueue()
+        self._boards: dict[int, MatchBoard] = {}
+        self._stacks: dict[int, ExitStack] = {}
+        self._closers: list[threading.Thread] = []
+        self._seats: dict[int, list[tuple[str, Path, Seat]]] = {}
         self._stopping = ""
+        self._over = False
         total = len(self._pairings) * config.games
         self._progress = EventProgress(out, total_games=total, table=self.standings,
                                        table_text=_table_only)  # fmt: skip
@@ -101,27 +123,54 @@ class EventRunner:
         for finished in [p for p in pending if _journal_complete(self._path(p, ".jsonl"))]:
             self._mark_complete(finished)  # its match ended just before a crash
             pending.remove(finished)
-        running: dict[int, threading.Thread] = {}
+        running: set[int] = set()
         busy: set[str] = set()
         failure: BaseException | None = None
-        with stop_signals(self.request_stop), self._tcp.listening():
-            while (pending and not self._stopping) or running:
-                while len(running) < self.config.concurrency and not self._stopping:
-                    pairing = next((p for p in pending if not {p.first, p.second} & busy), None)
-                    if pairing is None:
-                        break
-                    pending.remove(pairing)
-                    busy |= {pairing.first, pairing.second}
-                    running[pairing.number] = self._start_board(pairing)
-                done = self._done.get()
-                running.pop(done.pairing.number).join()
-                busy -= {done.pairing.first, done.pairing.second}
-                if done.error is not None:
-                    failure = failure or done.error
-                    self._stop_all(f"pairing {done.pairing.number} failed")
-                elif done.complete:
-                    self._mark_complete(done.pairing)
-                self._write_event_pgn()
+        referee = threading.Thread(target=self._referee, name="referee")
+        with (stop_signals(self.request_stop), self._tcp.listening(),
+              self.audience.opened()):  # fmt: skip
+            referee.start()
+            try:
+                while (pending and not self._stopping) or running:
+                    while len(running) < self.config.concurrency and not self._stopping:
+                        pairing = next((p for p in pending if not {p.first, p.second} & busy),
+                                       None)  # fmt: skip
+                        if pairing is None:
+                            break
+                        pending.remove(pairing)
+                        busy |= {pairing.first, pairing.second}
+                        running.add(pairing.number)
+                        try:
+                            self._start_board(pairing)
+                        except Exception as exc:  # the board never began: it is done at once
+                            self._done.put(_BoardDone(pairing, False, exc))
+                    try:
+                        done = self._done.get(timeout=_PLAYER_CHECK)
+                    except queue.Empty:
+                        self._check_players()
+                        continue
+                    if isinstance(done, _LoopFailed):
+                        raise done.error
+                    running.discard(done.pairing.number)
+                    busy -= {done.pairing.first, done.pairing.second}
+                    self._close_board(done.pairing)
+                    if done.error is not None:
+                        failure = failure or done.error
+                        self._stop_all(f"pairing {done.pairing.number} failed")
+                    elif done.complete:
+                        self._mark_complete(done.pairing)
+                    else:  # stopped on its own (the supervisor's abort): the event stops too
+                        self._stop_all(f"pairing {done.pairing.number} was stopped")
+                    self._write_event_pgn()
+            finally:
+                self._over = True
+                self._stop_all("the event is over")
+                self._loop.call(lambda: None)  # wakes the loop up to see it is over
+                referee.join()
+                for number in list(self._stacks):
+                    self._stacks.pop(number).close()
+                for closer in self._closers:
+                    closer.join()
         self._write_event_pgn()  # also when a restart found nothing left to play
         if failure is not None:
             raise failure
@@ -135,79 +184,132 @@ class EventRunner:
         """End the event in order: every board stops its match; safe from signal handlers."""
         self._stop_all(reason)
 
+    def _referee(self) -> None:
+        """The referee's thread: every board on one loop, until the event is over."""
+        try:
+            self._loop.run(stay=lambda: not self._over)
+        except BaseException as exc:  # handed to the event's thread, which raises it
+            self._done.put(_LoopFailed(exc))
+
     def _title(self, finished: bool) -> str:
         state = "complete" if finished else f"stopped ({self._stopping})"
         return f"{self.config.name}: {state}; PGN {self.config.pgn}"
 
     def _stop_all(self, reason: str) -> None:
-        self._stopping = self._stopping or reason
-        for daemon in list(self._daemons.values()):
-            daemon.request_stop(reason)
+        if not self._over:
+            self._stopping = self._stopping or reason
+        for board in list(self._boards.values()):
+            board.request_stop(reason)
 
     # ---------------------------------------------------------------- boards
 
-    def _start_board(self, pairing: Pairing) -> threading.Thread:
-        thread = threading.Thread(target=self._board, args=(pairing,),
-                                  name=f"board-{pairing.number}")  # fmt: skip
-        thread.start()
-        return thread
-
-    def _board(self, pairing: Pairing) -> None:
-        try:
-            complete = self._play(pairing)
-        except BaseException as exc:  # handed to the event's thread, which raises it
-            self._done.put(_BoardDone(pairing, False, exc))
-        else:
-            self._done.put(_BoardDone(pairing, complete))
-        finally:
-            self._daemons.pop(pairing.number, None)
-
-    def _play(self, pairing: Pairing) -> bool:
-        decided: list[SprtDecision] = []
+    def _start_board(self, pairing: Pairing) -> None:
+        """Open the pairing's seats and files and add its board to the loop."""
         with ExitStack() as stack:
-            seats = [open_seat(stack, self._players[name], self._path(pairing, f"-{side}.log"),
-                               self._tcp)
-                     for side, name in (("a", pairing.first), ("b", pairing.second))]  # fmt: skip
-            config = load_config(None, {
-                **self.config.match_settings,
-                "games": self.config.games,
-                "event": self.config.name,
-                "name_a": pairing.first,
-                "name_b": pairing.second,
-                "port_a": seats[0].url,
-                "port_b": seats[1].url,
-                "pgn": self._path(pairing, ".pgn"),
-                "journal": self._path(pairing, ".jsonl"),
-            })  # fmt: skip
+            board = self._board(pairing, stack)
+            self._boards[pairing.number] = board
+            self._stacks[pairing.number] = stack.pop_all()
+        self._loop.add(board)
+        self.audience.join(pairing.number, f"{pairing.first} vs {pairing.second}", board.submit)
+        if self._stopping:  # a stop that came while the board was being built
+            board.request_stop(self._stopping)
 
-            def on_score(score: Score) -> None:
-                sprt = self.config.sprt
-                if sprt is None or decided:
-                    return
-                decision = sprt.decision(sprt.llr(score))
-                if decision is not SprtDecision.CONTINUE:
-                    decided.append(decision)
-                    self._progress.write(sprt.status_line(score))
-                    self._daemons[pairing.number].request_stop(f"{_SPRT_STOP}{decision.value}")
+    def _check_players(self) -> None:
+        """A player the event started that has gone while its board plays stops the event.
 
-            so_far = self._score_so_far(pairing)
-            progress = BoardProgress(self._progress, pairing, self.config.games, score=so_far,
-                                     on_score=on_score)  # fmt: skip
+        Its board would otherwise wait for it for ever (an engine that cannot start, a
+        port another program holds): the event stops in order, saying who and where
+        its log is, and resumes when run again.
+        """
+        for number, seats in list(self._seats.items()):
+            board = self._boards.get(number)
+            for name, log, seat in seats:
+                code = seat.exit_code()
+                if code is None or board is None or board.done:
+                    continue
+                reason = (f"player {name!r} of pairing {number} exited (code {code}) during its "
+                          f"match; see {log}")  # fmt: skip
+                LOGGER.error("%s", reason)
+                self._seats.pop(number, None)
+                self._stop_all(reason)
+                break
 
-            def start_players() -> None:
-                for seat in seats:
-                    seat.start()
+    def _close_board(self, pairing: Pairing) -> None:
+        """Close what the board's match held (files, seats, players) once it left the loop.
 
-            complete = run_referee(
-                config, extra_listeners=[progress], on_ready=start_players,
-                on_daemon=lambda daemon: self._register(pairing, daemon),
-            )  # fmt: skip
-        return complete or bool(decided)
+        Players not told ``disconnect`` (an orderly stop) are given a moment to leave
+        before they are ended: once the event stops, the boards' players are waited for
+        side by side rather than one board after another.
+        """
+        self._boards.pop(pairing.number, None)
+        self._seats.pop(pairing.number, None)
+        self.audience.leave(pairing.number)
+        stack = self._stacks.pop(pairing.number, None)
+        if stack is None:
+            return
+        if not self._stopping:
+            stack.close()
+            return
+        closer = threading.Thread(target=stack.close, name=f"close-board-{pairing.number}")
+        closer.start()
+        self._closers.append(closer)
 
-    def _register(self, pairing: Pairing, daemon: RefereeDaemon) -> None:
-        self._daemons[pairing.number] = daemon
-        if self._stopping:
-            daemon.request_stop(self._stopping)
+    def _board(self, pairing: Pairing, stack: ExitStack) -> MatchBoard:
+        decided: list[SprtDecision] = []
+        seats = [open_seat(stack, self._players[name], self._path(pairing, f"-{side}.log"),
+                           self._tcp)
+                 for side, name in (("a", pairing.first), ("b", pairing.second))]  # fmt: skip
+        config = load_config(None, {
+            **self.config.match_settings,
+            "games": self.config.games,
+            "event": self.config.name,
+            "name_a": pairing.first,
+            "name_b": pairing.second,
+            "port_a": seats[0].url,
+            "port_b": seats[1].url,
+            "pgn": self._path(pairing, ".pgn"),
+            "journal": self._path(pairing, ".jsonl"),
+        })  # fmt: skip
+
+        def on_score(score: Score) -> None:
+            sprt = self.config.sprt
+            if sprt is None or decided:
+                return
+            decision = sprt.decision(sprt.llr(score))
+            if decision is not SprtDecision.CONTINUE:
+                decided.append(decision)
+                self._progress.write(sprt.status_line(score))
+                board.request_stop(f"{_SPRT_STOP}{decision.value}")
+
+        so_far = self._score_so_far(pairing)
+        progress = BoardProgress(self._progress, pairing, self.config.games, score=so_far,
+                                 on_score=on_score)  # fmt: skip
+        audience = self.audience.listeners(pairing.number)
+        parts = assemble_match(config, stack, extra_listeners=[progress, *audience])
+
+        self._seats[pairing.number] = [
+            (name, self._path(pairing, f"-{side}.log"), seat)
+            for (side, name), seat in zip((("a", pairing.first), ("b", pairing.second)), seats,
+                                          strict=True)
+        ]  # fmt: skip
+
+        def start_players() -> None:
+            for seat in seats:
+                seat.start()
+
+        def on_end(ended: MatchBoard) -> None:
+            complete = ended.referee.complete or bool(decided)
+            self._done.put(_BoardDone(pairing, complete, ended.error))
+
+        # The PGN's Round is the event's round, each game of the pairing a sub-round.
+        settings = dataclasses.replace(parts.settings, event_round=pairing.round)
+        board = MatchBoard(self._loop, settings, parts.plans, parts.recorders,
+                           parts.observers, on_ready=start_players, on_end=on_end,
+                           resume=parts.resume)  # fmt: skip
+        # What the board holds lives as long as its match: frozen, full collections
+        # during the match skip it (as ``serialref run`` does).
+        gc.freeze()
+        return board
 
     def _score_so_far(self, pairing: Pairing) -> Score:
         """The first player's score in the games of the pairing already in its PGN file."""

@@ -55,6 +55,14 @@ class Seat:
                 preexec_fn=_end_with_parent,  # noqa: PLW1509 - only prctl, before exec
             ))  # fmt: skip
 
+    def exit_code(self) -> int | None:
+        """The exit code of a started player that has ended, else None (running, or none)."""
+        for process in self.processes:
+            code = process.poll()
+            if code is not None:
+                return code
+        return None
+
     def reap(self) -> None:
         """Players leave by themselves after ``disconnect``; one that did not hear it is ended.
 

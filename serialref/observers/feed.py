@@ -7,6 +7,10 @@ them to every subscriber's outgoing buffer. The buffers are bounded: a client th
 not read fills its buffer and is dropped, so a stuck observer costs bounded memory and
 never slows the match, nor the other observers. Clients are bounded in number too.
 
+An event's feed serves every board: each board gets a listener of its own
+(:meth:`FeedServer.board`), whose events reach the feed with the board's number, and
+whose closing tells the feed the board has ended.
+
 A feed either talks at once (Style 12: the position, then a line per move) or first
 reads one request (HTTP): :meth:`Feed.answer` then says what to send and whether the
 client stays subscribed (the web board's event stream) or is closed (its page).
@@ -69,12 +73,17 @@ class Feed(Protocol):
     min_interval: float
     """Seconds between two whole states sent for ``update``'s ``None`` (coalesced)."""
 
-    def update(self, event: MatchEvent) -> bytes | None:
+    def update(self, event: MatchEvent, board: int | None = None) -> bytes | None:
         """The bytes every subscriber gets for ``event``; ``None``: the whole state, soon.
 
+        ``board`` is the event's board the event comes from (``None``: the lone match).
         ``None`` lets a feed whose every message is the whole state (the web board) send
         one per :attr:`min_interval` however fast the moves come, the latest one.
         """
+        ...
+
+    def leave(self, board: int) -> bytes | None:
+        """The board has ended: what subscribers get (as for :meth:`update`)."""
         ...
 
     def greeting(self) -> bytes:
@@ -84,6 +93,28 @@ class Feed(Protocol):
     def answer(self, request: bytes) -> tuple[bytes, bool]:
         """The response to ``request`` and whether the client then subscribes."""
         ...
+
+
+_Item = tuple[int | None, MatchEvent | None]
+"""An event of a board (``None``: the lone match), or ``(board, None)``: the board ended."""
+
+_END: _Item = (None, None)
+"""Queued by :meth:`FeedServer.close`: the feed's thread ends."""
+
+
+class _BoardListener:
+    """One board's events into an event-wide feed (a ``MatchListener``)."""
+
+    def __init__(self, server: FeedServer, number: int) -> None:
+        self._server = server
+        self._number = number
+
+    def handle(self, event: MatchEvent) -> None:
+        self._server.queue_event(self._number, event)
+
+    def close(self) -> None:
+        """The board has ended: the feed stops showing it."""
+        self._server.queue_event(self._number, None)
 
 
 @dataclass
@@ -102,7 +133,7 @@ class FeedServer:
     def __init__(self, feed: Feed, address: Address, *, name: str) -> None:
         self._feed = feed
         self._name = name
-        self._events: queue.Queue[MatchEvent | None] = queue.Queue(MAX_QUEUED)
+        self._events: queue.Queue[_Item] = queue.Queue(MAX_QUEUED)
         self._followed = feed.events
         self.dropped_events = 0
         self._state_due: float | None = None  # when the coalesced whole state goes out
@@ -144,15 +175,23 @@ class FeedServer:
         return len(self._clients)
 
     def handle(self, event: MatchEvent) -> None:
-        """Queue ``event`` for the feed's thread; all the referee's thread pays.
+        """Queue ``event`` of the lone match for the feed's thread; all the referee pays."""
+        self.queue_event(None, event)
+
+    def board(self, number: int) -> _BoardListener:
+        """The listener of an event's board ``number``: closing it says the board ended."""
+        return _BoardListener(self, number)
+
+    def queue_event(self, board: int | None, event: MatchEvent | None) -> None:
+        """Queue ``event`` of ``board`` (``None``: the board has ended) for the feed's thread.
 
         Should the feed's thread fall that far behind, the event is dropped rather than
         held: every feed sends whole positions, so the next move puts it right.
         """
-        if not isinstance(event, self._followed):
+        if event is not None and not isinstance(event, self._followed):
             return
         try:
-            self._events.put_nowait(event)
+            self._events.put_nowait((board, event))
         except queue.Full:
             self.dropped_events += 1
             return
@@ -162,7 +201,7 @@ class FeedServer:
         """Stop serving: every client is closed, the thread ends."""
         if not self._thread.is_alive():
             return
-        self._events.put(None)  # waits for room: the thread is taking events
+        self._events.put(_END)  # waits for room: the thread is taking events
         self._wake()
         self._thread.join()
         for client in list(self._clients.values()):
@@ -209,13 +248,17 @@ class FeedServer:
         """Send every queued event; False once :meth:`close` asked the thread to end."""
         while True:
             try:
-                event = self._events.get_nowait()
+                item = self._events.get_nowait()
             except queue.Empty:
                 return True
-            if event is None:
+            if item is _END:
                 return False
+            board, event = item
             try:
-                data = self._feed.update(event)
+                if event is not None:
+                    data = self._feed.update(event, board)
+                else:
+                    data = None if board is None else self._feed.leave(board)
             except Exception:
                 LOGGER.exception("%s: could not format %r", self._name, event)
                 continue

@@ -10,6 +10,10 @@ whether the clock ticks and the lag. The initial time is in minutes, as FICS sen
 clients read it (the help file says seconds, which no server does). When a game ends, its
 last line says the clock stopped and a FICS ``{Game N (White vs. Black) reason} result``
 line follows.
+
+An event's feed follows every board: the game number field is then the board's number
+(its pairing's), so a client tells the boards apart as it tells FICS games apart; a new
+client gets every board's position at once.
 """
 
 from __future__ import annotations
@@ -88,13 +92,41 @@ def style12_line(
 
 
 class Style12Feed:
-    """Follows the match and writes its Style 12 lines (a :class:`~.feed.Feed`)."""
+    """Follows the match, or every board of an event, and writes its Style 12 lines.
+
+    A :class:`~.feed.Feed`; each board is a :class:`_Style12Game`.
+    """
 
     wants_request: bool = False
     events: tuple[type, ...] = (MatchStarted, GameStarted, MovePlayed, GameEnded, SupervisorCommand)
     min_interval: float = 0.0
 
     def __init__(self) -> None:
+        self._games: dict[int | None, _Style12Game] = {}
+
+    def update(self, event: MatchEvent, board: int | None = None) -> bytes:
+        game = self._games.get(board)
+        if game is None:
+            game = self._games[board] = _Style12Game(board)
+        return game.update(event)
+
+    def leave(self, board: int) -> bytes:
+        self._games.pop(board, None)
+        return b""
+
+    def greeting(self) -> bytes:
+        order = sorted(self._games, key=lambda number: number or 0)
+        return b"".join(self._games[board].greeting() for board in order)
+
+    def answer(self, request: bytes) -> tuple[bytes, bool]:
+        return self.greeting(), True
+
+
+class _Style12Game:
+    """One board's game as Style 12 lines; ``board`` is its number in an event."""
+
+    def __init__(self, board: int | None) -> None:
+        self._number = board
         self._board: chess.Board | None = None
         self._rules = STANDARD  # a resumed game announces no start: its rules stay
         self._game = 0
@@ -104,6 +136,11 @@ class Style12Feed:
         self._move: MovePlayed | None = None
         self._ticking = False
         self._paused = False
+
+    @property
+    def _game_field(self) -> int:
+        """Style 12's game number: the board's in an event, else the match's game."""
+        return self._game if self._number is None else self._number
 
     def update(self, event: MatchEvent) -> bytes:
         if isinstance(event, GameStarted):
@@ -121,7 +158,7 @@ class Style12Feed:
             self._ticking = False
             white, black = self._names
             return self.greeting() + (
-                f"{{Game {event.game} ({_name(white)} vs. {_name(black)}) "
+                f"{{Game {self._game_field} ({_name(white)} vs. {_name(black)}) "
                 f"{_one_line(event.reason)}}} {event.result}\n"
             ).encode("ascii", "replace")
         elif isinstance(event, SupervisorCommand) and event.command in ("pause", "resume"):
@@ -135,7 +172,7 @@ class Style12Feed:
             return b""
         line = style12_line(
             self._board,
-            game=self._game,
+            game=self._game_field,
             names=self._names,
             control=self._control,
             clocks=self._clocks,
@@ -143,9 +180,6 @@ class Style12Feed:
             ticking=self._ticking and not self._paused,
         )
         return f"{line}\n".encode("ascii", "replace")
-
-    def answer(self, request: bytes) -> tuple[bytes, bool]:
-        return self.greeting(), True
 
     def _start(self, event: GameStarted) -> None:
         self._rules = rules_of_tags(event.tags)

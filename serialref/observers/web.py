@@ -7,6 +7,10 @@ stream whose every message is the whole game as JSON: the board as SVG from
 does so by itself) or misses one is right again with the next; the page ticks the
 running clock between messages. Nothing can be sent to the referee: the server reads
 one request per connection and answers only these two paths.
+
+An event's page shows every board being played, one section each: its messages are
+``{"event": NAME, "boards": [...]}``, each board the same whole game as a match's
+message with its ``board`` number; a board leaves the page when its pairing ends.
 """
 
 from __future__ import annotations
@@ -49,13 +53,56 @@ def _response(status: str, kind: str, body: bytes = b"", *, stream: bool = False
 
 
 class WebFeed:
-    """Follows the match and writes its messages for the page (a :class:`~.feed.Feed`)."""
+    """Follows the match, or every board of an event (``event``), for the page.
+
+    A :class:`~.feed.Feed`; each board is a :class:`_WebGame`.
+    """
 
     wants_request: bool = True
     events: tuple[type, ...] = (
         MatchStarted, GameStarted, MovePlayed, GameEnded, SupervisorCommand, PlayerSignedOn
     )  # fmt: skip
     min_interval: float = 0.1  # at most ten pages a second: what an eye follows, whatever the pace
+
+    def __init__(self, event: str | None = None) -> None:
+        self._event = event
+        self._games: dict[int | None, _WebGame] = {}
+
+    def update(self, event: MatchEvent, board: int | None = None) -> bytes | None:
+        """The state changes; the page gets it whole, coalesced (``None``)."""
+        game = self._games.get(board)
+        if game is None:
+            game = self._games[board] = _WebGame()
+        return None if game.update(event) else b""
+
+    def leave(self, board: int) -> bytes | None:
+        self._games.pop(board, None)
+        return None
+
+    def greeting(self) -> bytes:
+        if self._event is None:
+            message = (self._games.get(None) or _WebGame()).state()
+        else:
+            boards = [{"board": number, **game.state()}
+                      for number, game in sorted(self._games.items(), key=lambda i: i[0] or 0)]
+            message = {"event": self._event, "boards": boards}
+        return f"data: {json.dumps(message, allow_nan=False)}\n\n".encode()
+
+    def answer(self, request: bytes) -> tuple[bytes, bool]:
+        method, _, rest = request.partition(b" ")
+        path = rest.split(b" ", 1)[0].split(b"?", 1)[0]
+        if method not in (b"GET", b"HEAD"):
+            return _response("405 Method Not Allowed", "text/plain", b"read-only\n"), False
+        if path == b"/":
+            return _response("200 OK", "text/html; charset=utf-8", _PAGE), False
+        if path == b"/events":
+            head = _response("200 OK", "text/event-stream", stream=True)
+            return head + b"retry: 1000\n\n" + self.greeting(), True
+        return _response("404 Not Found", "text/plain", b"not found\n"), False
+
+
+class _WebGame:
+    """One board's game as the page shows it."""
 
     def __init__(self) -> None:
         self._control = TimeControl.parse("-")
@@ -69,11 +116,11 @@ class WebFeed:
         self._last: chess.Move | None = None
         self._root = chess.STARTING_FEN  # where the game starts: a restart goes back there
 
-    def update(self, event: MatchEvent) -> bytes | None:
-        """The state changes; the page gets it whole, coalesced (``None``)."""
+    def update(self, event: MatchEvent) -> bool:
+        """Follow ``event``; whether the page's state changed."""
         if isinstance(event, MatchStarted):
             self._control = TimeControl.parse(event.time_control)
-            return b""
+            return False
         if isinstance(event, GameStarted):
             self._start(event)
         elif isinstance(event, MovePlayed):
@@ -88,15 +135,16 @@ class WebFeed:
             self._board = self._rules.board(self._root)
             self._moves, self._last, self._analysis = [], None, [{}, {}]
         elif not isinstance(event, PlayerSignedOn):
-            return b""
-        return None
+            return False
+        return True
 
-    def greeting(self) -> bytes:
+    def state(self) -> dict[str, object]:
+        """The whole game now: what one message carries."""
         board = self._board
         running = None
         if self._state.get("result") is None and self._state.get("game") is not None:
             running = "white" if board.turn == chess.WHITE else "black"
-        message = {
+        return {
             **self._state,
             "fen": board.fen(),
             "svg": chess.svg.board(board, lastmove=self._last, size=480),
@@ -105,19 +153,6 @@ class WebFeed:
             "moves": self._moves,
             "analysis": self._analysis,
         }
-        return f"data: {json.dumps(message, allow_nan=False)}\n\n".encode()
-
-    def answer(self, request: bytes) -> tuple[bytes, bool]:
-        method, _, rest = request.partition(b" ")
-        path = rest.split(b" ", 1)[0].split(b"?", 1)[0]
-        if method not in (b"GET", b"HEAD"):
-            return _response("405 Method Not Allowed", "text/plain", b"read-only\n"), False
-        if path == b"/":
-            return _response("200 OK", "text/html; charset=utf-8", _PAGE), False
-        if path == b"/events":
-            head = _response("200 OK", "text/event-stream", stream=True)
-            return head + b"retry: 1000\n\n" + self.greeting(), True
-        return _response("404 Not Found", "text/plain", b"not found\n"), False
 
     # ------------------------------------------------------------------ state
 
@@ -149,7 +184,7 @@ class WebFeed:
 
 
 class WebObserver(FeedServer):
-    """Serves :class:`WebFeed` to browsers (``--web HOST:PORT``)."""
+    """Serves :class:`WebFeed` to browsers (``--web HOST:PORT``); ``event``: an event's boards."""
 
-    def __init__(self, address: Address) -> None:
-        super().__init__(WebFeed(), address, name="web board")
+    def __init__(self, address: Address, *, event: str | None = None) -> None:
+        super().__init__(WebFeed(event), address, name="web board")

@@ -39,6 +39,8 @@ class MatchSettings:
     Names, the event and the site are operator text that reaches the players, the
     PGN and terminals: the assembly makes them safe EPD strings before they get here.
     ``flag_grace`` is how long a flag timer waits for a reply still on the line.
+    ``event_round`` is the round of an event this match is a pairing of: its games are
+    then that round's sub-rounds in the PGN (``3.2``, as cutechess-cli writes them).
     """
 
     games: int = 1
@@ -54,6 +56,7 @@ class MatchSettings:
     on_infraction: OnInfraction = OnInfraction.FORFEIT
     rejoin_window: float = 0.0
     flag_grace: float = 0.0
+    event_round: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "on_infraction", OnInfraction(self.on_infraction))
@@ -68,7 +71,7 @@ class MatchSettings:
             "Event": self.event,
             "Site": self.site,
             "Date": date.strftime("%Y.%m.%d"),
-            "Round": str(game),
+            "Round": str(game) if self.event_round is None else f"{self.event_round}.{game}",
             "White": white,
             "Black": black,
             "Result": "*",

@@ -9,6 +9,7 @@ that cannot be undone (adjudicate, restart-game, abort) ask for ``y`` first.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -57,9 +58,10 @@ class WatchApp(App[None]):
         Binding("q", "quit", "quit"),
     ]
 
-    def __init__(self, socket: Path) -> None:
+    def __init__(self, socket: Path, *, board: int | None = None) -> None:
         super().__init__()
         self.socket = socket
+        self.board = board  # the board of an event it follows and steers
         self.status: Mapping[str, Any] = {}
         self._pending: Request | None = None
         self._just_asked = False  # the key that asked is seen by on_key after its binding
@@ -130,7 +132,8 @@ class WatchApp(App[None]):
     def _ask_referee(self, request: Request) -> None:
         """On a worker thread: one request; the screen is updated on the app's thread."""
         try:
-            reply = send_request(self.socket, request, timeout=5.0)
+            board = dataclasses.replace(request, board=self.board)
+            reply = send_request(self.socket, board, timeout=5.0)
         except ControlError as exc:
             self.call_from_thread(self._show_error, str(exc))
             return

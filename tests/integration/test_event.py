@@ -18,8 +18,17 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import chess.pgn
+
+from serialref.cli import EXIT_INTERRUPTED
+from serialref.control.client import send_request
+from serialref.control.protocol import Request
+from serialref.errors import ControlError
+from serialref.events import RefereeStalled
+from serialref.recorders.journal import read_journal
+from serialref.referee.loop import STALL_THRESHOLD
 
 # Alpha and Delta are on virtual serial cables; Beta and Gamma connect over TCP.
 PLAYERS = [("Alpha", "random", 1), ("Beta", "greedy", 2), ("Gamma", "greedy", 3),
@@ -30,6 +39,7 @@ TCP_SEATS = {
 }
 GAMES_PER_PAIRING = 2
 TOTAL = 6 * GAMES_PER_PAIRING
+T = TypeVar("T")
 
 
 def write_event(directory: Path, extra: str = "") -> Path:
@@ -57,13 +67,14 @@ def start_event(config: Path, output: Path) -> subprocess.Popen[bytes]:
         )  # fmt: skip
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+def wait_for(condition: Callable[[], T], what: str, timeout: float = 60.0) -> T:
     """Poll another process's output: there is no event to wait on across processes."""
     deadline = time.monotonic() + timeout
-    while not condition():
+    while not (found := condition()):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.01)
+    return found
 
 
 def finished(output: Path) -> int:
@@ -146,3 +157,42 @@ def test_a_match_with_sprt_stops_when_the_test_decides(tmp_path: Path) -> None:
     assert "H1 was accepted" in done.stdout
     games = pgn_games(tmp_path / "out" / "event.pgn")
     assert 2 <= len(games) < 40
+
+
+def test_a_stall_of_the_event_is_charged_to_no_one_on_every_board(tmp_path: Path) -> None:
+    """SIGSTOP stops the one loop that referees every board: each board's journal says so."""
+    socket_path = tmp_path / "ctl.sock"
+    config = write_event(tmp_path, f'control_socket = "{socket_path}"\n')
+    paced = config.read_text(encoding="utf-8").replace("\nseed = ", "\npace = 30\nseed = ")
+    config.write_text(paced, encoding="utf-8")
+    output = tmp_path / "stdout.txt"
+    event = start_event(config, output)
+    try:
+        boards = wait_for(lambda: boards_in_game(socket_path), "two boards in game")
+        event.send_signal(signal.SIGSTOP)
+        time.sleep(2 * STALL_THRESHOLD + 0.2)  # the stall itself: its length is the point
+        event.send_signal(signal.SIGCONT)
+        journals = [tmp_path / "out" / f"pairing-{board:03d}.jsonl" for board in boards]
+        wait_for(lambda: all("RefereeStalled" in path.read_text() for path in journals),
+                 "both stalls")  # fmt: skip
+    except AssertionError as exc:  # what the event said is what tells why
+        raise AssertionError(f"{exc}\n{output.read_text(encoding='utf-8')[-3000:]}") from exc
+    finally:
+        event.send_signal(signal.SIGCONT)
+        event.send_signal(signal.SIGTERM)
+        assert event.wait(timeout=60) == EXIT_INTERRUPTED
+    stalls = [{round(e.seconds, 6) for e in read_journal(path) if isinstance(e, RefereeStalled)}
+              for path in journals]  # fmt: skip
+    shared = stalls[0] & stalls[1]  # one stall, charged alike on every board
+    assert shared and max(shared) > 2 * STALL_THRESHOLD
+
+
+def boards_in_game(path: Path) -> list[int] | None:
+    """The boards being played, once two are under way (their status over the socket)."""
+    try:
+        reply = send_request(path, Request("status"))
+    except ControlError:
+        return None
+    boards = (reply.status or {}).get("boards", []) if reply.ok else []
+    playing = [board["board"] for board in boards if board["game"] and board["game"]["ply"] >= 2]
+    return playing if len(playing) == 2 else None
