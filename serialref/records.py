@@ -19,6 +19,7 @@ import chess
 from serialref.epd.clockvalue import clock_text
 from serialref.epd.operations import Operand, Operation
 from serialref.epd.record import CheckCountingRecord, EpdRecord
+from serialref.epd.writer import format_record
 from serialref.errors import UnexpectedRecordError
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "reply",
     "reset",
     "respond",
+    "respond_line",
     "sign_off",
     "sign_on",
     "sign_on_identity",
@@ -182,6 +184,33 @@ def respond(
         if draw_offer:
             operations.append(Operation("draw_offer"))
     return _record(Refcom.RESPOND, before, *operations)
+
+
+def respond_line(
+    before: str,
+    consumed: tuple[int, int],
+    san: str | None,
+    *,
+    draw_offer: bool = False,
+) -> str:
+    """:func:`respond`'s normalised line (spec 7.1), for a FEN ``before`` of our own board.
+
+    A ``respond`` goes out on every move, so its line is written directly: its
+    operations are a known few (``cc``, ``draw_offer``, ``fmvn``, ``hmvc``, ``refcom``,
+    ``sm``, in that ASCII order) whose operands are clock values, numbers and a SAN,
+    which need no quoting. A check counting variant's position takes the record's way.
+    """
+    fields = before.split(" ")
+    if len(fields) != 6:
+        return format_record(respond(before, consumed, san, draw_offer=draw_offer))
+    placement, active, castling, en_passant, halfmove, fullmove = fields
+    offer = " draw_offer;" if draw_offer and san is not None else ""
+    move = "" if san is None else f" sm {san};"
+    return (
+        f"{placement} {active} {castling} {en_passant}"
+        f" cc {clock_text(consumed[0])} {clock_text(consumed[1])};{offer}"
+        f" fmvn {fullmove}; hmvc {halfmove}; refcom respond;{move}"
+    )
 
 
 def execute(board_before: chess.Board, move: chess.Move) -> EpdRecord:

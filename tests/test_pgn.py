@@ -29,7 +29,7 @@ from serialref.events import (
     RecordSent,
 )
 from serialref.recorders.journal import JournalGame
-from serialref.recorders.pgn import PgnRecorder, game_to_pgn, pgn_text
+from serialref.recorders.pgn import PgnRecorder, pgn_text
 
 TAGS = {
     "Event": "Serial Cup", "Site": "Lab", "Date": "2024.05.01", "Round": "1",
@@ -132,7 +132,16 @@ def assert_pgn_extract_finds_no_error(pgn_extract: str, path: Path) -> None:
     assert (report.returncode, report.stdout + report.stderr) == (0, "")
 
 
-# --- game_to_pgn -----------------------------------------------------------------------
+# --- pgn_text, read back ---------------------------------------------------------------
+
+def game_to_pgn(
+    started: GameStarted, moves: list[MovePlayed], ended: GameEnded | None
+) -> chess.pgn.Game:
+    """The game as the PGN file has it, read back by python-chess."""
+    game = chess.pgn.read_game(io.StringIO(pgn_text(started, moves, ended)))
+    assert game is not None and game.errors == []
+    return game
+
 
 def test_tags_are_the_roster_then_time_control_termination_and_ply_count() -> None:
     game = game_to_pgn(start(), play(["e2e4", "e7e5"]), end(result="1/2-1/2"))
@@ -326,6 +335,38 @@ def test_any_text_reads_back_as_one_clean_game(
     assert games[0].errors == []
     assert unescape(games[0].headers["White"]) == printable(name)
     assert [node.san() for node in games[0].mainline()] == ["e4", "e5"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    choices=st.lists(st.integers(0, 1000), max_size=120),
+    opening=st.integers(0, 4),
+    reason=st.sampled_from(["", "White resigns", "Black's flag fell"]),
+    elapsed=st.sampled_from([0.13, 7.25, 100.0]),
+)
+def test_pgn_text_is_what_python_chess_writes_for_the_same_game(
+    choices: list[int], opening: int, reason: str, elapsed: float
+) -> None:
+    board = chess.Board()
+    ucis = []
+    for choice in choices:
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        ucis.append(moves[choice % len(moves)].uci())
+        board.push(moves[choice % len(moves)])
+    replay = chess.Board()
+    sans = [replay.san_and_push(chess.Move.from_uci(uci)) for uci in ucis[:opening]]
+    text = pgn_text(
+        start(opening=sans),
+        play(ucis[opening:], replay.fen(), elapsed=elapsed,
+             analysis={"ce": "35", "pv": "Nf3 Nc6"}),
+        end(reason=reason),
+    )  # fmt: skip
+    read = chess.pgn.read_game(io.StringIO(text))
+    assert read is not None and read.errors == []
+    assert [move.uci() for move in read.mainline_moves()] == ucis
+    assert export(read) == text  # python-chess works out every SAN and move number itself
 
 
 # --- PgnRecorder -----------------------------------------------------------------------

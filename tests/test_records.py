@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import chess
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialref import records
@@ -333,3 +333,35 @@ def test_sign_on_identity_round_trips_what_sign_on_wrote() -> None:
     record = parse_record(line(records.sign_on(chess.Board(), "Beta 2.0", "host:7")))
     identity = records.sign_on_identity(record)
     assert (identity.name, identity.address) == ("Beta 2.0", "host:7")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    choices=st.lists(st.integers(0, 1000), max_size=30),
+    consumed=st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)),
+    with_move=st.booleans(),
+    draw_offer=st.booleans(),
+)
+def test_the_respond_line_is_the_respond_record_formatted(
+    choices: list[int], consumed: tuple[int, int], with_move: bool, draw_offer: bool
+) -> None:
+    board = chess.Board()
+    for choice in choices:
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(moves[choice % len(moves)])
+    san = None
+    if with_move and board.move_stack:
+        last = board.pop()
+        san = board.san(last)
+    before = board.fen(en_passant="fen")
+    expected = format_record(records.respond(before, consumed, san, draw_offer=draw_offer))
+    assert records.respond_line(before, consumed, san, draw_offer=draw_offer) == expected
+
+
+def test_a_check_counting_respond_line_keeps_its_checks() -> None:
+    before = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 3+3 0 1"
+    line = records.respond_line(before, (1, 2), None)
+    assert line == format_record(records.respond(before, (1, 2), None))
+    assert " 3+3 " in line

@@ -65,8 +65,8 @@ class FakeHost:
     def sessions(self) -> dict[str, PortSession]:
         return self._sessions
 
-    def send(self, port: str, record: EpdRecord, *, notify: bool = False) -> float | None:
-        self.sent.append((port, format_record(record)))
+    def send(self, port: str, record: EpdRecord | str, *, notify: bool = False) -> float | None:
+        self.sent.append((port, record if isinstance(record, str) else format_record(record)))
         return None if port in self.hold else self.clock
 
     def transmission_time(self, port: str, nbytes: int) -> float:

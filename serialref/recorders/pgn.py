@@ -36,7 +36,7 @@ from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed, Sup
 from serialref.recorders.journal import JournalGame
 from serialref.rules import rules_of_tags
 
-__all__ = ["PgnRecorder", "game_to_pgn", "pgn_text"]
+__all__ = ["PgnRecorder", "pgn_text"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -82,14 +82,8 @@ def _pgn_clock(seconds: float) -> str:
     return format_clock(seconds, tenths=seconds < _TENTHS_BELOW)
 
 
-def _add_played_move(
-    node: chess.pgn.GameNode, turn: chess.Color, played: MovePlayed, move: chess.Move
-) -> chess.pgn.ChildNode:
-    """Hang ``played`` (a move of ``turn``, ``move`` as the game's rules read it) under
-    ``node`` with clock and analysis.
-
-    The referee played the move on its board already, and the exporter replays the
-    game when it writes it, so no board is kept here.
+def _move_comment(turn: chess.Color, played: MovePlayed) -> str:
+    """The comment after ``played`` (a move of ``turn``): its clock and analysis.
 
     Clocks use the referee's own clock face (:func:`serialref.clock.format_clock`:
     rounded down, never negative), so the PGN shows what the console and Style 12
@@ -98,42 +92,31 @@ def _add_played_move(
     does: at ``10+0.1`` every move would otherwise read ``0:00:00``.
     """
     remaining = played.remaining[side_index(turn)]
-    child = node.add_variation(move)
     parts = [f"[%clk {_pgn_clock(remaining)}]"] if math.isfinite(remaining) else []
     parts.append(f"[%emt {_pgn_clock(played.elapsed)}]")
     analysis = _analysis_text(played.analysis)
     if analysis:
         parts.append(analysis)
-    child.comment = " ".join(parts)
-    return child
+    return " ".join(parts)
 
 
-def game_to_pgn(
-    started: GameStarted, moves: Sequence[MovePlayed], ended: GameEnded | None
-) -> chess.pgn.Game:
-    """Build the PGN game for one game of the match (``ended=None``: still in progress).
-
-    Tags: the Seven Tag Roster and ``TimeControl`` from ``started.tags``, the
-    result and ``Termination`` from ``ended`` (``*`` and ``unterminated``
-    without it), ``PlyCount``, ``SetUp``/``FEN`` for a non-standard start, then
-    any other tag of ``started.tags`` whose name PGN allows. Opening moves come
-    first without clocks; ``ended.reason`` is a comment after the last move.
-    Moves are taken as the referee played them; :func:`pgn_text` checks them as it
-    writes. Raises ``ValueError`` (from python-chess) for an invalid FEN or opening move.
-    """
-    rules = rules_of_tags(started.tags)
-    board = rules.board(started.fen)
-    game = rules.pgn_game()
-    headers = game.headers
+def _headers(
+    started: GameStarted, plies: int, ended: GameEnded | None, start: chess.Board, usual: str
+) -> chess.pgn.Headers:
+    """The Seven Tag Roster and ``TimeControl`` from ``started.tags``, the result and
+    ``Termination`` from ``ended`` (``*`` and ``unterminated`` without it),
+    ``PlyCount``, ``SetUp``/``FEN`` for a start other than ``usual``, then any other
+    tag of ``started.tags`` whose name PGN allows."""
+    headers = chess.pgn.Headers()
     for name, value in started.tags.items():
         if name in chess.pgn.TAG_ROSTER or name == "TimeControl":
             headers[name] = _tag_value(value)
     headers["Result"] = _tag_value(ended.result) if ended else "*"
     headers["Termination"] = _tag_value(ended.termination) if ended else "unterminated"
-    headers["PlyCount"] = str(len(started.opening_moves) + len(moves))
-    if board.fen() != rules.starting_fen:
+    headers["PlyCount"] = str(plies)
+    if start.fen() != usual:
         headers["SetUp"] = "1"
-        headers["FEN"] = board.fen()
+        headers["FEN"] = start.fen()
     for name, value in started.tags.items():
         if name in headers or name in _DERIVED_TAGS:
             continue
@@ -141,54 +124,71 @@ def game_to_pgn(
             headers[name] = _tag_value(value)
         except ValueError:
             LOGGER.warning("game %d: %r is not a PGN tag name; tag left out", started.game, name)
-
-    node: chess.pgn.GameNode = game
-    for san in started.opening_moves:
-        node = node.add_variation(board.push_san(san))
-    turn = board.turn
-    for played in moves:
-        node = _add_played_move(node, turn, played, rules.move(played.uci))
-        turn = not turn
-    reason = _comment_text(ended.reason) if ended else ""
-    if reason:
-        node.comment = f"{node.comment} {reason}".lstrip()
-    return game
+    return headers
 
 
 class _PlayedSanExporter(chess.pgn.StringExporter):
-    """Writes the SAN each move was announced with instead of working it out again.
+    """python-chess's PGN writer, given each move with the SAN it was announced with.
 
     SAN needs the legal moves of the position (for disambiguation, check and mate),
     which the referee generated when the move was played; doing it again was the
-    largest cost of a PGN game. Legality is still checked, at the price of one
-    ``is_legal`` per move, so a journal that names an impossible move is refused.
+    largest cost of a PGN game. The game is fed to the writer move by move rather than
+    built as a ``chess.pgn.Game`` and walked, which replays every move three times.
     """
 
-    def __init__(self, sans: Sequence[str]) -> None:
-        super().__init__()
-        self._sans = iter(sans)
-
-    def visit_move(self, board: chess.Board, move: chess.Move) -> None:
-        if not board.is_legal(move):
-            raise ValueError(f"illegal move {move.uci()} in {board.fen()}")
+    def write_move(self, board: chess.Board, san: str) -> None:
+        """Like ``visit_move``, with the SAN given."""
         if board.turn == chess.WHITE:
             self.write_token(f"{board.fullmove_number}. ")
         elif self.force_movenumber:
             self.write_token(f"{board.fullmove_number}... ")
-        self.write_token(f"{next(self._sans)} ")
+        self.write_token(f"{san} ")
         self.force_movenumber = False
 
 
 def pgn_text(
     started: GameStarted, moves: Sequence[MovePlayed], ended: GameEnded | None
 ) -> str:
-    """The game of :func:`game_to_pgn` as PGN text, each move checked for legality.
+    """One game of the match as PGN text (``ended=None``: still in progress).
 
-    Raises ``ValueError`` for an invalid FEN, opening move or played move.
+    Opening moves come first without clocks; each played move has its clock and
+    analysis in a comment; ``ended.reason`` is a comment after the last move. Every
+    move is checked legal where it is played. Raises ``ValueError`` (python-chess's)
+    for an invalid FEN, opening move or played move.
     """
-    game = game_to_pgn(started, moves, ended)
-    sans = [*started.opening_moves, *(played.san for played in moves)]
-    return game.accept(_PlayedSanExporter(sans))
+    rules = rules_of_tags(started.tags)
+    board = rules.board(started.fen)
+    headers = _headers(
+        started, len(started.opening_moves) + len(moves), ended, board, rules.starting_fen
+    )
+    reason = _comment_text(ended.reason) if ended else ""
+    exporter = _PlayedSanExporter()
+    exporter.begin_game()
+    for name, value in headers.items():
+        exporter.visit_header(name, value)
+    exporter.end_headers()
+    last = len(started.opening_moves) + len(moves) - 1
+    if reason and last < 0:
+        exporter.visit_comment(reason)
+    for index, san in enumerate(started.opening_moves):
+        move = board.parse_san(san)
+        exporter.write_move(board, san)
+        board.push(move)
+        if reason and index == last:
+            exporter.visit_comment(reason)
+    for index, played in enumerate(moves, start=len(started.opening_moves)):
+        move = rules.move(played.uci)
+        if not board.is_legal(move):
+            raise ValueError(f"illegal move {move.uci()} in {board.fen()}")
+        comment = _move_comment(board.turn, played)
+        exporter.write_move(board, played.san)
+        board.push(move)
+        if reason and index == last:
+            comment = f"{comment} {reason}"
+        exporter.visit_comment(comment)
+    exporter.visit_result(headers["Result"])
+    exporter.end_game()
+    return exporter.result()
 
 
 def _separator(tail: bytes) -> str:
@@ -397,9 +397,8 @@ class PgnRecorder:
         if not starts:
             return False
         last = chess.pgn.read_game(io.StringIO(data[starts[-1] :].decode("utf-8", "replace")))
-        return last is not None and _identity(last) == _identity(
-            game_to_pgn(started, moves, ended)
-        )
+        this = chess.pgn.read_game(io.StringIO(pgn_text(started, moves, ended)))
+        return last is not None and this is not None and _identity(last) == _identity(this)
 
 
 def _identity(game: chess.pgn.Game) -> tuple[object, ...]:

@@ -345,13 +345,13 @@ class GameReferee:
             # Told when it comes back; its clock runs meanwhile, as a real one would.
             self._moves.asked(port, game.turn, self._host.now())
             return
-        record = records.respond(
+        line = records.respond_line(
             game.fen if san is None else game.previous_fen,
             clock.cc_seconds(self._host.now()),
             san,
             draw_offer=self._offer_pending and san is not None,
         )
-        left_at = self._host.send(port, record, notify=not self._moves.counting)
+        left_at = self._host.send(port, line, notify=not self._moves.counting)
         session.note_respond(game.fen)
         self._moves.asked(port, game.turn, left_at)
 

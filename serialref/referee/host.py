@@ -48,8 +48,9 @@ class GameHost(Protocol):
     @property
     def sessions(self) -> Mapping[str, PortSession]: ...
 
-    def send(self, port: str, record: EpdRecord, *, notify: bool = False) -> float | None:
-        """Send a record; when it can have reached the player, None while it waits."""
+    def send(self, port: str, record: EpdRecord | str, *, notify: bool = False) -> float | None:
+        """Send a record (or its normalised line); when it can have reached the player,
+        None while it waits."""
         ...
 
     def transmission_time(self, port: str, nbytes: int) -> float:

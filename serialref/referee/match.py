@@ -276,12 +276,13 @@ class MatchReferee:
 
     # ----------------------------------------------------------- the game host
 
-    def send(self, port: str, record: EpdRecord, *, notify: bool = False) -> float | None:
-        """Send a record; when it can have reached the player, or None while it waits.
+    def send(self, port: str, record: EpdRecord | str, *, notify: bool = False) -> float | None:
+        """Send a record (or its normalised line); when it can have reached the player, or
+        None while it waits.
 
         A line that is down gives None too: its loss reaches the referee from the loop.
         """
-        text = format_record(record)
+        text = record if isinstance(record, str) else format_record(record)
         try:
             left_at = self._wire.send(port, text, notify=notify)
         except LineLostError as exc:

@@ -5,8 +5,8 @@ given, pieces in hand, the variant's own wins and draws), and so do the fairy bo
 on Fairy-Stockfish's rules (:mod:`serialref.rules.fairy`), so a rules object only
 says which board to build and what the variant is called where: on the command
 line, in PGN's ``Variant`` tag, in UCI's ``UCI_Variant`` and in XBoard's ``variant``.
-A fairy variant's moves and PGN game come from the rules too: python-chess can build
-neither for a board it does not know.
+A fairy variant's moves come from the rules too: python-chess cannot read a move
+beyond h8.
 """
 
 from __future__ import annotations
@@ -15,14 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import chess
-import chess.pgn
 import chess.variant
 
 from serialref.errors import ConfigError
 from serialref.rules.fairy import FairyBoard, FairyMove
 from serialref.rules.fairyvariants import (
     CapablancaBoard,
-    FairyGame,
     MakrukBoard,
     SeirawanBoard,
     ShogiBoard,
@@ -77,10 +75,6 @@ class Rules:
         Raises ``ValueError`` (python-chess's) for a text that is no standard UCI move.
         """
         return FairyMove.of(uci) if self.fairy else chess.Move.from_uci(uci)
-
-    def pgn_game(self) -> chess.pgn.Game:
-        """An empty PGN game whose board is this variant's (python-chess finds its own)."""
-        return FairyGame(self.board_type) if self.fairy else chess.pgn.Game()
 
     def board(self, fen: str | None = None) -> chess.Board:
         """A board of this variant at ``fen`` (default: the starting position).

@@ -2,23 +2,19 @@
 
 Each says what Fairy-Stockfish calls it (``uci_variant``, which engines take as
 ``UCI_Variant`` too), its start position, and which of Fairy-Stockfish's optional
-game ends (draws by repetition or move count) need no claim. :class:`FairyGame` is a
-PGN game python-chess can replay although it does not know the variant.
+game ends (draws by repetition or move count) need no claim.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-import chess
-import chess.pgn
 import pyffish
 
 from serialref.rules.fairy import FairyBoard
 
 __all__ = [
     "CapablancaBoard",
-    "FairyGame",
     "MakrukBoard",
     "SeirawanBoard",
     "ShogiBoard",
@@ -82,14 +78,3 @@ class XiangqiBoard(FairyBoard):
     uci_variant = xboard_variant = "xiangqi"
     starting_fen = _start("xiangqi")
     aliases: ClassVar[list[str]] = ["Xiangqi", "Chinese chess"]
-
-
-class FairyGame(chess.pgn.Game):
-    """A PGN game of a fairy variant: python-chess cannot build its board from the tags."""
-
-    def __init__(self, board_type: type[chess.Board]) -> None:
-        super().__init__()
-        self._board_type = board_type
-
-    def board(self) -> chess.Board:
-        return self._board_type(self.headers.get("FEN"))
