@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
+
+import pyffish
 
 from serialref.client.players import GreedyPlayer, Player, RandomPlayer
 from serialref.client.runner import run_client
@@ -82,3 +85,26 @@ def settings_for(variant: str, **values: object) -> MatchSettings:
         conclude_delay=0.02,
         **values,  # type: ignore[arg-type]
     )
+
+
+_TAG_RE = re.compile(r'^\[(\w+) "(.*)"\]$', re.MULTILINE)
+
+
+def replay_with_pyffish(variant: str, pgn: str) -> tuple[dict[str, str], str, list[str]]:
+    """The PGN's tags, and its moves as pyffish reads them: (tags, start FEN, UCI moves)."""
+    tags = dict(_TAG_RE.findall(pgn))
+    movetext = re.sub(r"\{[^}]*\}", " ", pgn[pgn.index("\n\n") :])
+    marks = re.compile(r"\d+\.+|1-0|0-1|1/2-1/2|\*")
+    sans = [word for word in movetext.split() if not marks.fullmatch(word)]
+    start = tags.get("FEN", pyffish.start_fen(variant))
+    moves: list[str] = []
+    for san in sans:
+        fen = pyffish.get_fen(variant, start, moves)
+        matching = [
+            uci
+            for uci in pyffish.legal_moves(variant, start, moves)
+            if pyffish.get_san(variant, fen, uci, False, pyffish.NOTATION_SAN) == san
+        ]
+        assert len(matching) == 1, f"{san} in {fen}: {matching}"
+        moves.append(matching[0])
+    return tags, start, moves

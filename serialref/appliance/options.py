@@ -165,10 +165,13 @@ MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
     _top(
         "variant", variant(), "standard", Section.MATCH,
         help="rules to play by: standard, chess960, crazyhouse, 3check, atomic, "
-        "kingofthehill, antichess, horde, racingkings",
-        doc="The rules games are played by: `standard` chess, or a variant of python-chess "
+        "kingofthehill, antichess, horde, racingkings, capablanca, seirawan, makruk, "
+        "shogi, xiangqi",
+        doc="The rules games are played by: `standard` chess, a variant of python-chess "
         "(`chess960`, `crazyhouse`, `3check`, `atomic`, `kingofthehill`, `antichess`, "
-        "`horde`, `racingkings`; lichess's and PGN's names are understood too). The "
+        "`horde`, `racingkings`) or of Fairy-Stockfish (`capablanca`, `seirawan`, "
+        "`makruk`, `shogi`, `xiangqi`); lichess's, cutechess's and PGN's names are "
+        "understood too. The "
         "players learn it from the `Variant` tag of `inform`. With `chess960`, `fen` may "
         "be a start position number (0-959) and `openings` numbers and ranges "
         '(`"0-959"`, `"518,1,2"`), each played with both colours.',

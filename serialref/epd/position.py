@@ -55,7 +55,8 @@ def syntax_problem(fields: tuple[str, str, str, str]) -> tuple[int, int, str] | 
             f"castling field {castling!r} must be '-' or letters from KQkq in that order "
             "(or Shredder-FEN/X-FEN file letters)"
         )
-    if not _EN_PASSANT_RE.fullmatch(en_passant):
+    if not _EN_PASSANT_RE.fullmatch(en_passant) and not en_passant.isdigit():
+        # Digits are Makruk's counting limit, whose board may have standard letters only.
         return 3, 0, _en_passant_problem(en_passant)
     return None
 

@@ -114,7 +114,13 @@ def board_with_coordinates(board: chess.Board) -> list[str]:
     to give (three-check).
     """
     rows = str(board).splitlines()
-    lines = [f"{8 - index} {row}" for index, row in enumerate(rows)] + [_FILES]
+    if len(rows) == 8 and len(rows[0]) == 15:
+        lines = [f"{8 - index} {row}" for index, row in enumerate(rows)] + [_FILES]
+    else:  # a fairy board: 9 or 10 ranks, up to 12 files
+        lines = [f"{len(rows) - index:>2} {row}" for index, row in enumerate(rows)]
+        files = len(rows[0].split())
+        cell = (len(rows[0]) + 1) // files
+        lines.append("  " + "".join(f"{name:>{cell}}" for name in "abcdefghijkl"[:files]))
     if isinstance(board, chess.variant.CrazyhouseBoard):
         white, black = (str(board.pockets[side]) or "-" for side in (chess.WHITE, chess.BLACK))
         lines.append(f"in hand: White {white.upper()} Black {black}")

@@ -149,7 +149,9 @@ class _Style12Game:
             # The position comes with the move: a restarted referee announces no game.
             self._board = self._rules.board(event.fen)
             self._game, self._ticking = event.game, True
-            self._move, self._clocks = event, event.remaining
+            # Style 12 has 8x8 squares only: a fairy move is not described.
+            self._move = None if self._rules.fairy else event
+            self._clocks = event.remaining
         elif isinstance(event, MatchStarted):
             self._control = _initial_and_increment(TimeControl.parse(event.time_control))
         elif isinstance(event, GameEnded) and self._board is not None:

@@ -174,7 +174,7 @@ class _WebGame:
     def _played(self, event: MovePlayed) -> None:
         self._board = self._rules.board(event.fen)
         mover = 0 if self._board.turn == chess.BLACK else 1
-        self._last = chess.Move.from_uci(event.uci)
+        self._last = None if self._rules.fairy else chess.Move.from_uci(event.uci)
         self._moves = [*self._moves, event.san][-_MOVES_KEPT:]
         self._clocks = [None if math.isinf(t) else round(t, 1) for t in event.remaining]
         self._analysis[mover] = {key: event.analysis[key] for key in _SHOWN_ANALYSIS

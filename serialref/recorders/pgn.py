@@ -177,7 +177,7 @@ def pgn_text(
         if reason and index == last:
             exporter.visit_comment(reason)
     for index, played in enumerate(moves, start=len(started.opening_moves)):
-        move = chess.Move.from_uci(played.uci)
+        move = rules.move(played.uci)
         if not board.is_legal(move):
             raise ValueError(f"illegal move {move.uci()} in {board.fen()}")
         comment = _move_comment(board.turn, played)

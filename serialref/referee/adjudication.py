@@ -21,6 +21,7 @@ from serialref.epd.record import EpdRecord
 from serialref.errors import RecordError
 from serialref.fentext import FenText
 from serialref.result import Result
+from serialref.rules.fairy import FairyBoard
 
 __all__ = [
     "GameBoard",
@@ -140,6 +141,8 @@ class GameBoard:
     def claim_reason(self, move: chess.Move | None = None) -> str | None:
         """Why a draw claim holds now, or after ``move``; None when it does not."""
         if move is None:
+            if isinstance(self.board, FairyBoard):  # repetition and move rules of its own
+                return "by the variant's rules" if self.board.claimable_draw() else None
             if self.occurrences() >= 3:
                 return "threefold repetition"
             if self.board.halfmove_clock >= 100:
@@ -194,7 +197,8 @@ def variant_verdict(board: chess.Board) -> Verdict | None:
         winner = not board.turn
     else:
         return None
-    deed = _VARIANT_WINS.get(board.uci_variant or "", "wins by the variant's rules")
+    deed = _VARIANT_WINS.get(board.uci_variant or "", "")
+    deed = deed or ("mates" if board.is_checkmate() else "wins by the variant's rules")
     return Verdict.win(winner, Termination.NORMAL, f"{_colour(winner)} {deed}")
 
 

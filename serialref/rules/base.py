@@ -1,9 +1,12 @@
 """One :class:`Rules` per variant: the board type that knows its moves, and its names.
 
 python-chess's boards already know their variant (legal moves, SAN, FEN, checks
-given, pieces in hand, the variant's own wins and draws), so a rules object only
+given, pieces in hand, the variant's own wins and draws), and so do the fairy boards
+on Fairy-Stockfish's rules (:mod:`serialref.rules.fairy`), so a rules object only
 says which board to build and what the variant is called where: on the command
 line, in PGN's ``Variant`` tag, in UCI's ``UCI_Variant`` and in XBoard's ``variant``.
+A fairy variant's moves come from the rules too: python-chess cannot read a move
+beyond h8.
 """
 
 from __future__ import annotations
@@ -15,6 +18,14 @@ import chess
 import chess.variant
 
 from serialref.errors import ConfigError
+from serialref.rules.fairy import FairyBoard, FairyMove
+from serialref.rules.fairyvariants import (
+    CapablancaBoard,
+    MakrukBoard,
+    SeirawanBoard,
+    ShogiBoard,
+    XiangqiBoard,
+)
 
 __all__ = ["STANDARD", "Rules", "find_rules", "rules_of_tags", "variant_names"]
 
@@ -53,6 +64,18 @@ class Rules:
         """The variant's usual starting position (Chess960: the standard array, number 518)."""
         return self.board_type.starting_fen
 
+    @property
+    def fairy(self) -> bool:
+        """Played on Fairy-Stockfish's rules (pyffish), not python-chess's."""
+        return issubclass(self.board_type, FairyBoard)
+
+    def move(self, uci: str) -> chess.Move:
+        """A move from its UCI text (a fairy board's squares may lie beyond h8).
+
+        Raises ``ValueError`` (python-chess's) for a text that is no standard UCI move.
+        """
+        return FairyMove.of(uci) if self.fairy else chess.Move.from_uci(uci)
+
     def board(self, fen: str | None = None) -> chess.Board:
         """A board of this variant at ``fen`` (default: the starting position).
 
@@ -66,6 +89,7 @@ class Rules:
 
 
 STANDARD = Rules("standard", "", chess.Board)
+_FAIRY = "Fairy-Stockfish (pyffish)"
 
 _RULES = (
     STANDARD,
@@ -79,6 +103,11 @@ _RULES = (
     Rules("horde", "Horde", chess.variant.HordeBoard, source="python-chess variant"),
     Rules("racingkings", "Racing Kings", chess.variant.RacingKingsBoard,
           source="python-chess variant"),
+    Rules("capablanca", "capablanca", CapablancaBoard, source=_FAIRY),
+    Rules("seirawan", "seirawan", SeirawanBoard, source=_FAIRY),
+    Rules("makruk", "makruk", MakrukBoard, source=_FAIRY),
+    Rules("shogi", "shogi", ShogiBoard, source=_FAIRY),
+    Rules("xiangqi", "xiangqi", XiangqiBoard, source=_FAIRY),
 )  # fmt: skip
 
 # Every spelling a user, a PGN file or an engine may use, squeezed: "King of the Hill",

@@ -30,8 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import chess
-
 from serialref.errors import ProtocolError
 from serialref.events import (
     GameEnded,
@@ -44,7 +42,7 @@ from serialref.recorders.journal import decode_entry
 from serialref.referee.adjudication import GameBoard, Verdict
 from serialref.referee.openings import Opening, start_problem
 from serialref.result import Result
-from serialref.rules import rules_of_tags
+from serialref.rules import Rules, rules_of_tags
 
 __all__ = ["PGN_RESULTS", "JournalValidator"]
 
@@ -56,6 +54,7 @@ class _Game:
     """A game in progress: its board from the start position, openings and moves played."""
 
     game: GameBoard
+    rules: Rules
     plies: int = 0
     verdict: Verdict | None = None  # the board's own verdict (mate, stalemate, ...)
 
@@ -102,8 +101,9 @@ class JournalValidator:
             raise ValueError("a game started before any MatchStarted")
         if event.game in self._games:
             return  # started again before its first move; the first start counts
+        rules = rules_of_tags(event.tags)
         try:
-            board = Opening(event.fen, event.opening_moves, rules_of_tags(event.tags)).board()
+            board = Opening(event.fen, event.opening_moves, rules).board()
         except ValueError as exc:
             raise ValueError(
                 f"cannot set up {event.fen!r} {list(event.opening_moves)}: {exc}"
@@ -111,7 +111,7 @@ class JournalValidator:
         problem = start_problem(board)  # the referee's own rule for a start position
         if problem is not None:
             raise ValueError(f"{event.fen!r}: {problem}")
-        self._games[event.game] = _Game(GameBoard(board))
+        self._games[event.game] = _Game(GameBoard(board), rules)
 
     def _play(self, event: MovePlayed) -> None:
         game = self._game_in_progress(event.game)
@@ -121,7 +121,7 @@ class JournalValidator:
         if game.verdict is not None:
             raise ValueError(f"a move in a finished game ({game.verdict.reason})")
         try:
-            move = chess.Move.from_uci(event.uci)
+            move = game.rules.move(event.uci)
         except ValueError:
             raise ValueError(f"unreadable move {event.uci!r}") from None
         if not board.is_legal(move):

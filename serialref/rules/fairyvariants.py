@@ -1,0 +1,80 @@
+"""The fairy variants the referee plays, each a :class:`FairyBoard` that names it.
+
+Each says what Fairy-Stockfish calls it (``uci_variant``, which engines take as
+``UCI_Variant`` too), its start position, and which of Fairy-Stockfish's optional
+game ends (draws by repetition or move count) need no claim.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import pyffish
+
+from serialref.rules.fairy import FairyBoard
+
+__all__ = [
+    "CapablancaBoard",
+    "MakrukBoard",
+    "SeirawanBoard",
+    "ShogiBoard",
+    "XiangqiBoard",
+]
+
+
+def _start(variant: str, missing: str = "") -> str:
+    """The variant's start position as Fairy-Stockfish writes it after a move.
+
+    ``missing``: fields its start position leaves out (shogi's castling and en passant),
+    written so that every variant has the line's four position fields.
+    """
+    placement, turn, rest = pyffish.start_fen(variant).split(" ", 2)
+    return str(pyffish.get_fen(variant, f"{placement} {turn}{missing} {rest}", []))
+
+
+class CapablancaBoard(FairyBoard):
+    """Capablanca chess: 10x8, archbishop (A) and chancellor (C)."""
+
+    uci_variant = xboard_variant = "capablanca"
+    starting_fen = _start("capablanca")
+    aliases: ClassVar[list[str]] = ["Capablanca", "Capablanca chess", "capa"]
+
+
+class SeirawanBoard(FairyBoard):
+    """Seirawan chess (S-chess): hawk (H) and elephant (E) gated in on a back-rank move."""
+
+    uci_variant = xboard_variant = "seirawan"
+    starting_fen = _start("seirawan")
+    aliases: ClassVar[list[str]] = ["Seirawan", "S-chess", "schess", "Seirawan chess"]
+
+
+class MakrukBoard(FairyBoard):
+    """Makruk (Thai chess), with its counting rules (the count is kept in the en passant field)."""
+
+    uci_variant = xboard_variant = "makruk"
+    starting_fen = _start("makruk")
+    aliases: ClassVar[list[str]] = ["Makruk", "Thai chess"]
+
+    def _draw_is_automatic(self) -> bool:
+        """The count ran out (its limit is in the en passant field): drawn without a claim."""
+        limit, counted = self._fen.split(" ")[3:5]
+        return limit.isdigit() and int(counted) > int(limit)
+
+
+class ShogiBoard(FairyBoard):
+    """Shogi, on the line with the chess-style fields (castling and en passant are ``-``)."""
+
+    uci_variant = xboard_variant = "shogi"
+    starting_fen = _start("shogi", " - -")
+    aliases: ClassVar[list[str]] = ["Shogi"]
+
+    def _draw_is_automatic(self) -> bool:
+        return True  # sennichite: the fourth repetition draws, shogi has no claims
+
+
+class XiangqiBoard(FairyBoard):
+    """Xiangqi (Chinese chess): perpetual check and chasing lose, stalemate loses."""
+
+    uci_variant = xboard_variant = "xiangqi"
+    starting_fen = _start("xiangqi")
+    aliases: ClassVar[list[str]] = ["Xiangqi", "Chinese chess"]
