@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import chess
 import pyffish
 import pytest
@@ -123,3 +126,20 @@ def test_the_gating_rights_fairy_stockfish_writes_after_a_king_move_are_read(
     fen = "rnb1Qbnr/8/5k2/R7/8/8/8/HNBEKBNR[e] b Kabcfgh - 2 3"  # as Fairy-Stockfish wrote it
     assert find_rules("seirawan").board(fen).fen() == fen
     assert capfd.readouterr().err == ""  # its own FEN check would have complained
+
+
+@pytest.mark.parametrize("variant", sorted(EXAMPLES))
+def test_each_start_position_is_the_one_fairy_stockfish_writes(variant: str) -> None:
+    board_type = find_rules(variant).board_type
+    placement, turn, rest = pyffish.start_fen(variant).split(" ", 2)
+    missing = " - -" if variant == "shogi" else ""
+    written = pyffish.get_fen(variant, f"{placement} {turn}{missing} {rest}", [])
+    assert board_type.starting_fen == written
+
+
+def test_standard_chess_does_not_load_fairy_stockfish() -> None:
+    probe = "import sys, serialref.cli, serialref.rules; print('pyffish' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
