@@ -271,6 +271,33 @@ def test_close_sends_the_last_entries_then_joins_the_thread(
     connection.assert_closed()
 
 
+def test_close_reconnects_once_to_bring_a_standby_whose_link_broke_the_last_entries(
+    tmp_path: Path, standby: ScriptedStandby, log: LogWatcher
+) -> None:
+    journal = tmp_path / "journal.jsonl"
+    data = journal_bytes(tmp_path, COMPLETE_MATCH)
+    journal.write_bytes(b"".join(lines_of(data)[:2]))
+    # Heartbeats every 50 ms: the replicator notices the broken link by itself.
+    replicator = JournalReplicator(standby.address, journal, KEY, heartbeat_interval=0.05)
+    replicator.handle(MATCH_STARTED)
+    first, _ = standby.accept()
+    received = b"".join(first.read_entries(2))
+    first.close()  # the link breaks as the match ends
+    with journal.open("ab") as file:
+        file.write(data[len(received) :])
+    replicator.handle(COMPLETE_MATCH[-1])
+    log.wait_for("trying again")
+    closing = threading.Thread(target=replicator.close, name="test-close")
+    closing.start()
+    try:
+        second, offset = standby.accept(received)
+        assert offset == len(received)
+        assert received + b"".join(second.read_entries(5)) == data
+    finally:
+        closing.join(TIMEOUT)
+    assert not closing.is_alive()
+
+
 def test_a_replicator_that_saw_no_event_starts_no_thread_and_closes(
     tmp_path: Path, standby: ScriptedStandby
 ) -> None:

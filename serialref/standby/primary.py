@@ -106,10 +106,12 @@ class JournalReplicator:
         self._grew.set()
 
     def close(self) -> None:
-        """Send what the standby still lacks (if connected), then stop and join the thread.
+        """Send what the standby still lacks, then stop and join the thread.
 
         Sending the last entries matters: a standby that saw ``MatchEnded`` of a
-        complete match does not take it over.
+        complete match does not take it over. A link that is down gets one more
+        connection attempt (at most the I/O timeout for the connect, and again for the
+        handshake) before the replicator gives up.
         """
         self._closing.set()
         self._grew.set()
@@ -120,7 +122,11 @@ class JournalReplicator:
         backoff = Backoff()
         pause = backoff.pause()
         reported = False  # a failure was logged as a warning; repeat at debug level
-        while not self._closing.is_set():
+        while True:
+            # Once close() was called, one attempt more: a link that broke as the match
+            # ended must still bring the standby the last entries, or it would take over
+            # a complete match, which it cannot tell from one cut short.
+            last_attempt = self._closing.is_set()
             try:
                 with socket.create_connection(
                     (self._host, self._port), timeout=self._io_timeout
@@ -142,8 +148,9 @@ class JournalReplicator:
                     self._address, exc, pause,
                 )  # fmt: skip
                 reported = True
-            if self._closing.wait(pause):
+            if last_attempt:
                 return
+            self._closing.wait(pause)
             pause = backoff.pause()
 
     def _handshake(self, connection: socket.socket) -> tuple[Channel, int]:
