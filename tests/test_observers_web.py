@@ -202,6 +202,7 @@ def test_an_events_stream_carries_every_board_and_drops_an_ended_one() -> None:
 
 
 def test_the_event_page_in_chromium_shows_every_board(chromium: object, tmp_path: Path) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -216,7 +217,9 @@ def test_the_event_page_in_chromium_shows_every_board(chromium: object, tmp_path
             second.handle(move)
             after.push_san(move.san)
         driver.get(f"http://127.0.0.1:{server.address.port}/")  # type: ignore[attr-defined]
-        wait = WebDriverWait(driver, 10)
+        # The page redraws a board's section as its feed moves: an element read while
+        # it is replaced is stale, and read again.
+        wait = WebDriverWait(driver, 10, ignored_exceptions=(StaleElementReferenceException,))
 
         def fens(d: object) -> dict[str, str]:
             sections = d.find_elements(By.CSS_SELECTOR, "#boards section")  # type: ignore[attr-defined]
@@ -225,8 +228,13 @@ def test_the_event_page_in_chromium_shows_every_board(chromium: object, tmp_path
         wait.until(lambda d: fens(d) == {"1": chess.STARTING_FEN, "2": after.fen()})
         page = driver.find_element  # type: ignore[attr-defined]
         assert page(By.ID, "title").text == "Club cup"
-        names = [n.text for n in page(By.ID, "boards").find_elements(By.CSS_SELECTOR, ".name")]
-        assert names.count("Stockfish <b>16</b>") == 2  # text, never markup
+
+        def names(d: object) -> list[str]:
+            boards = d.find_element(By.ID, "boards")  # type: ignore[attr-defined]
+            return [n.text for n in boards.find_elements(By.CSS_SELECTOR, ".name")]
+
+        # Text, never markup.
+        assert wait.until(lambda d: names(d).count("Stockfish <b>16</b>") == 2)
         first.close()  # board 1's pairing has ended: it leaves the page
         wait.until(lambda d: fens(d) == {"2": after.fen()})
         artifacts = Path(os.environ.get("SERIALREF_TEST_ARTIFACTS", tmp_path))
