@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import chess
 
@@ -31,6 +32,8 @@ from serialref.errors import RecordError, escape
 __all__ = ["parse_lenient", "parse_record"]
 
 _NOT_PRINTABLE_RE = re.compile(r"[^ -~]")
+
+_Read = TypeVar("_Read", Operation, Operand)
 
 # Position fields (spec 4).  The fourth field stops at ';' so that "- ;bm e4" reads as
 # the field '-' followed by a stray separator rather than as an en passant field '-;'.
@@ -134,13 +137,46 @@ def _plain_operations(line: str, start: int) -> tuple[Operation, ...] | None:
     """
     if not _PLAIN_OPERATIONS_RE.fullmatch(line, start):
         return None
-    operations = []
-    for text in line[start:].split(";")[:-1]:
-        opcode, *operands = text.split()
-        operations.append(Operation(opcode, tuple(Operand(operand) for operand in operands)))
+    operations = tuple(map(_plain_operation, line[start:].split(";")[:-1]))
     if len({operation.opcode for operation in operations}) != len(operations):
         return None  # a repeated opcode: the tokenizer reports its column
-    return tuple(operations)
+    return operations
+
+
+_READ_OPERATIONS: dict[str, Operation] = {}
+_READ_OPERANDS: dict[str, Operand] = {}
+_READ_LIMIT = 4096
+"""Distinct operations and operands kept for reuse; the memo starts over beyond that."""
+
+
+def _plain_operation(text: str) -> Operation:
+    """The operation ``text`` spells (`` sm Nf3``), built once and reused.
+
+    A match repeats the same few operations on every line (``refreq reply``, ``hmvc 0``,
+    ``sm Nf3``, the SAN of a variation), and building each one (two frozen objects per
+    operand, each checking its text) cost most of a reply's parse. Both are immutable,
+    so one object serves every line that spells it.
+    """
+    operation = _READ_OPERATIONS.get(text)
+    if operation is None:
+        opcode, *operands = text.split()
+        operation = Operation(opcode, tuple(map(_plain_operand, operands)))
+        _remember(_READ_OPERATIONS, text, operation)
+    return operation
+
+
+def _plain_operand(text: str) -> Operand:
+    operand = _READ_OPERANDS.get(text)
+    if operand is None:
+        operand = Operand(text)
+        _remember(_READ_OPERANDS, text, operand)
+    return operand
+
+
+def _remember(memo: dict[str, _Read], text: str, value: _Read) -> None:
+    if len(memo) >= _READ_LIMIT:
+        memo.clear()
+    memo[text] = value
 
 
 def _tokenized_operations(line: str, start: int) -> tuple[Operation, ...]:
