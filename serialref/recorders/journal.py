@@ -5,11 +5,13 @@ written before anything else can be lost: one line per event, flushed at once
 (a process that dies loses nothing the kernel has), and synced to disk for every
 event a restore depends on (a player signing on or off, a game starting or ending,
 the match starting or ending, a game reaching the PGN file) before the referee goes
-on. A move is the one exception: it is synced by :meth:`JournalRecorder.sync`, which
-the referee calls once it has relayed the move and before it waits for the next
-line, so the disk's latency is not in the player's turnaround. A power cut between
-the two loses at most that move, which a restart then asks for again; the opponent,
-restored to the position before it, finds its answer out of turn (PROTOCOL.md 6, 7).
+on. A move is the one exception: the referee publishes it once the ``respond`` that
+relays it has left, and it is synced by :meth:`JournalRecorder.sync`, which the
+referee calls before it waits for the next line, so neither the entry nor the disk's
+latency is in the player's turnaround. A crash between the ``respond`` and the entry,
+or a power cut before the sync, loses at most that move, which a restart then asks
+for again; the opponent, restored to the position before it, finds its answer out of
+turn (PROTOCOL.md 6, 7).
 The chatter of the line (records sent and received, infractions) is flushed but
 not synced: losing its last lines in a power cut costs no game state.
 

@@ -242,16 +242,20 @@ class GameReferee:
             # A move that ends the game by itself (a mate above all) ends it before any claim.
             verdict = None
             if ruling.move is not None:
-                self._play(ruling, thought_at)
+                self._host.publish(self._play(ruling, thought_at))
                 verdict = self.game.automatic_verdict()
             self.end(verdict or Verdict.draw(ruling.reason), at=thought_at)
         else:
-            san = self._play(ruling, thought_at)
+            played = self._play(ruling, thought_at)
             verdict = self.game.automatic_verdict()
             if verdict is not None:
+                self._host.publish(played)
                 self.end(verdict, at=thought_at)
             else:
-                self._send_respond(other_port(port), san)
+                # The move is recorded once the opponent's respond has left: the journal
+                # and the PGN are off the critical path (README, "The transcript journal").
+                self._send_respond(other_port(port), played.san)
+                self._host.publish(played)
 
     def start_restored(self) -> None:
         """A resumed game: restore the players present; a PLAYING one asks the side to move."""
@@ -355,29 +359,27 @@ class GameReferee:
         session.note_respond(game.fen)
         self._moves.asked(port, game.turn, left_at)
 
-    def _play(self, ruling: Ruling, at: float) -> str:
-        """Accept the ruling's move, its thinking having ended at ``at``; returns it in SAN."""
+    def _play(self, ruling: Ruling, at: float) -> MovePlayed:
+        """Accept the ruling's move, its thinking having ended at ``at``; returns the event
+        to publish, the clocks as the move left them."""
         assert ruling.move is not None
         clock = self.clock
         elapsed = clock.stop(at)
         san = self.game.push(ruling.move)
         self._offer_pending = ruling.draw_offer
-        self._host.publish(
-            MovePlayed(
-                game=self.number,
-                ply=len(self.game.board.move_stack) - len(self.opening_moves),
-                san=san,
-                uci=ruling.move.uci(),
-                elapsed=elapsed,
-                remaining=(clock.remaining(chess.WHITE), clock.remaining(chess.BLACK)),
-                consumed=(clock.consumed(chess.WHITE), clock.consumed(chess.BLACK)),
-                moves_made=(clock.moves_made(chess.WHITE), clock.moves_made(chess.BLACK)),
-                fen=self.game.fen,
-                draw_offer=ruling.draw_offer,
-                analysis=ruling.analysis,
-            )
+        return MovePlayed(
+            game=self.number,
+            ply=len(self.game.board.move_stack) - len(self.opening_moves),
+            san=san,
+            uci=ruling.move.uci(),
+            elapsed=elapsed,
+            remaining=(clock.remaining(chess.WHITE), clock.remaining(chess.BLACK)),
+            consumed=(clock.consumed(chess.WHITE), clock.consumed(chess.BLACK)),
+            moves_made=(clock.moves_made(chess.WHITE), clock.moves_made(chess.BLACK)),
+            fen=self.game.fen,
+            draw_offer=ruling.draw_offer,
+            analysis=ruling.analysis,
         )
-        return san
 
     def _infraction(self, port: str, ruling: Ruling, text: str, at: float) -> None:
         session = self._sessions[port]
@@ -492,4 +494,3 @@ class GameReferee:
         return Verdict.win(
             not colour, Termination.ABANDONED, f"{self._sessions[port].name} {reason}"
         )
-

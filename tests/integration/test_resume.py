@@ -231,6 +231,32 @@ def test_a_journal_cut_mid_line_is_read_up_to_the_last_complete_entry(
     assert match.games() == reference
 
 
+def test_a_move_relayed_but_not_in_the_journal_is_asked_for_again(
+    reference: list[tuple[str, list[str]]], tmp_path: Path
+) -> None:
+    """A kill after a respond left and before its move was written, or a power cut before
+    the move's sync: the journal holds the respond that announced the move, not the move.
+    The game goes on from the position before it, with the same moves in the end."""
+    with match_setup(tmp_path) as match:
+        first = match.referee()
+        try:
+            wait_for(lambda: moves(10)(match), "ten moves")
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.communicate()
+        lines = match.journal.read_text(encoding="ascii").splitlines(keepends=True)
+        last_move = max(i for i, line in enumerate(lines) if '"event": "MovePlayed"' in line)
+        relayed = json.loads(lines[last_move - 1])
+        assert relayed["event"] == "RecordSent", "the move was journaled before it was relayed"
+        assert f"sm {json.loads(lines[last_move])['san']};" in relayed["text"]
+        match.journal.write_text("".join(lines[:last_move] + lines[last_move + 1 :]))
+        match.finish(match.referee())
+    assert match.games() == reference
+    for series in consumed_series(match).values():
+        for before, after in itertools.pairwise(series):
+            assert after[0] >= before[0] and after[1] >= before[1], "a clock was set back"
+
+
 def test_a_finished_match_in_the_journal_starts_a_new_match(
     reference: list[tuple[str, list[str]]], tmp_path: Path
 ) -> None:
