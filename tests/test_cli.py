@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,6 +59,26 @@ def test_version_and_full_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert help_text.startswith("usage: serialref run")
     for option in ("--games", "--tc", "--config", "--quiet", "--log-level", "--debug"):
         assert option in help_text
+
+
+def test_the_program_runs_without_openssl() -> None:
+    """Its processes load python-chess's engine layer (and asyncio) but not OpenSSL."""
+    probe = "\n".join([
+        "import sys",
+        "from serialref.__main__ import run",
+        "sys.argv = ['serialref', '--version']",
+        "try:\n    run()\nexcept SystemExit:\n    pass",
+        "import hashlib",
+        "names = ('asyncio', 'chess.engine', '_hashlib', 'ssl')",
+        "loaded = [name for name in names if sys.modules.get(name)]",
+        "print(' '.join(loaded), hashlib.sha256(b'serialref').hexdigest())",
+    ])  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    version, report = result.stdout.splitlines()
+    assert version == f"serialref {__version__}"
+    assert report.split() == ["asyncio", "chess.engine", hashlib.sha256(b"serialref").hexdigest()]
 
 
 @pytest.mark.parametrize(

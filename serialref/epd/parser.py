@@ -145,7 +145,7 @@ def _plain_operations(line: str, start: int) -> tuple[Operation, ...] | None:
 
 _READ_OPERATIONS: dict[str, Operation] = {}
 _READ_OPERANDS: dict[str, Operand] = {}
-_READ_LIMIT = 4096
+_READ_LIMIT = 1024
 """Distinct operations and operands kept for reuse; the memo starts over beyond that."""
 
 
