@@ -33,6 +33,35 @@ def test_the_position_fields_are_the_referees_and_follow_each_move() -> None:
     assert game.position_fields() == game.board.epd(en_passant="fen")
 
 
+@pytest.mark.parametrize("look", ["board", "position_fields", "follow_respond", "push"])
+def test_a_move_pushed_later_is_played_before_any_look_at_the_game(look: str) -> None:
+    game = played("e4")
+    before = game.board.copy()
+    game.push_later(chess.Move.from_uci("e7e5"))
+    after = before.copy()
+    after.push_san("e5")
+    if look == "board":
+        assert game.board.move_stack == after.move_stack
+    elif look == "position_fields":
+        assert game.position_fields() == after.epd(en_passant="fen")
+    elif look == "follow_respond":
+        respond = read_respond(respond_text(after, "Nf3"))
+        assert respond is not None
+        assert game.follow_respond(respond)
+        assert [move.uci() for move in game.board.move_stack] == ["e2e4", "e7e5", "g1f3"]
+    else:
+        game.push(chess.Move.from_uci("g1f3"))
+        assert [move.uci() for move in game.board.move_stack] == ["e2e4", "e7e5", "g1f3"]
+
+
+def test_a_new_game_forgets_a_move_pushed_later() -> None:
+    game = played("e4")
+    game.push_later(chess.Move.from_uci("e7e5"))
+    assert game.start(parse_record(format_record(records.reset(chess.Board()))))
+    assert game.board.move_stack == []
+    assert game.position_fields() == chess.Board().epd(en_passant="fen")
+
+
 def test_a_respond_continuing_the_game_plays_its_move_and_keeps_the_history() -> None:
     game = played("e4")
     respond = read_respond(respond_text(game.board, "e5"))

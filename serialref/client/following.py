@@ -36,7 +36,9 @@ class FollowedGame:
     """One board with its history; change it only through this class's methods.
 
     The board is changed in place: a request handed to the player holds it, and the
-    session only changes it once that request is abandoned or answered.
+    session only changes it once that request is abandoned or answered. The player's
+    own move is played once its reply has gone (:meth:`push_later`): every look at the
+    game plays it first, so nothing ever sees the board without it.
     """
 
     def __init__(self) -> None:
@@ -49,14 +51,17 @@ class FollowedGame:
         self._rules = STANDARD
         self._reset: EpdRecord | None = None
         self._reset_unread = False
+        self._due: chess.Move | None = None
 
     @property
     def board(self) -> chess.Board:
         """The board itself (not a copy): look, or push and pop back, but do not change it."""
+        self._play_due()
         return self._board
 
     def position_fields(self) -> str:
         """The board's four position fields as the referee writes them; kept until a move."""
+        self._play_due()
         fields = self._fields
         if fields is None:
             fields = self._fields = self._text.fields()
@@ -64,8 +69,24 @@ class FollowedGame:
 
     def push(self, move: chess.Move) -> None:
         """Play ``move`` (legal) on the board."""
+        self._play_due()
         self._text.push(move)
         self._fields = None
+
+    def push_later(self, move: chess.Move) -> None:
+        """Play ``move`` (legal) at the next look at the game rather than now.
+
+        For the player's own move: its reply goes out first, and the push (with its
+        FEN) is done while the opponent thinks.
+        """
+        self._play_due()
+        self._due = move
+        self._fields = None
+
+    def _play_due(self) -> None:
+        if self._due is not None:
+            move, self._due = self._due, None
+            self._text.push(move)
 
     def start(self, record: EpdRecord) -> bool:
         """A new game from the record's position; False (board kept) if it is unusable.
@@ -85,6 +106,7 @@ class FollowedGame:
 
     def play_by(self, rules: Rules) -> bool:
         """Follow the game by ``rules`` from the reset's position; True if the board changed."""
+        self._play_due()
         if self._reset is None or (rules == self._rules and not self._reset_unread):
             return False
         board = _record_board(self._reset, rules)
@@ -98,6 +120,7 @@ class FollowedGame:
 
     def follow(self, record: EpdRecord) -> bool:
         """Bring the board to the record's position, then play its ``sm``; False if impossible."""
+        self._play_due()
         if not self._continued_by(record):
             target = _record_board(record, self._rules)
             if target is None:
@@ -131,6 +154,7 @@ class FollowedGame:
         False, and nothing changed, for anything else: :meth:`follow` then reads the
         record in full and says what is wrong.
         """
+        self._play_due()
         board = self._board
         if (
             respond.halfmove != board.halfmove_clock
@@ -150,6 +174,7 @@ class FollowedGame:
         return True
 
     def _replace(self, board: chess.Board) -> None:
+        self._due = None
         self._board = board
         self._text = FenText(board)
         self._fields = None

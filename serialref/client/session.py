@@ -430,7 +430,7 @@ class PlayerSession:
         except EngineError as exc:
             return self.player_lost(str(exc))
         if move is not None:
-            self._followed.push(move)
+            self._followed.push_later(move)
         return SessionOutput(lines=(line,))
 
 
