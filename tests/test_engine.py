@@ -21,7 +21,9 @@ from enginetools import request, run, running, sent, timed, uci_settings, xboard
 from serialref.client.engine import STOP_GRACE, UNTIMED_MOVETIME, EnginePlayer
 from serialref.client.options import EngineSettings
 from serialref.client.players import Analysis, ThinkingBudget
+from serialref.client.protocols import UciEngine
 from serialref.errors import ConfigError, EngineError
+from serialref.rules import find_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -248,3 +250,25 @@ def test_the_command_line_reports_a_missing_engine_in_one_line(tmp_path: Path) -
         assert finished.returncode == exit_code
         assert len(finished.stderr.splitlines()) == 1, finished.stderr
         assert finished.stderr.startswith(f"serialref: error: {message}")
+
+
+@pytest.mark.parametrize(
+    ("variant", "words", "expected"),
+    [
+        # Squares beyond h8 (files up to i, ranks up to 10) are read with the board.
+        ("xiangqi", "h3e3 h10g8 i1i2 i10i9", ["h3e3", "h10g8", "i1i2", "i10i9"]),
+        ("xiangqi", "h3e3 h10h9 i1i2", ["h3e3"]),  # cut where a move cannot be played
+        ("standard", "e2e4 e7e5 g1f3", ["e2e4", "e7e5", "g1f3"]),
+    ],
+)
+def test_the_principal_variation_is_read_on_the_games_board(
+    variant: str, words: str, expected: list[str]
+) -> None:
+    async def variation() -> list[str]:
+        engine = UciEngine()
+        engine.initialized = True
+        engine.pipe_data_received(1, f"info depth 4 score cp 12 pv {words}\n".encode())
+        board = find_rules(variant).board_type()
+        return [move.uci() for move in engine.variation(board, limit=8)]
+
+    assert asyncio.run(variation()) == expected

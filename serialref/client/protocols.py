@@ -66,6 +66,7 @@ import chess.engine
 
 from serialref.client.positionline import PositionLine
 from serialref.errors import escape
+from serialref.rules.fairy import FairyBoard
 
 __all__ = ["Dialect", "QuietNotices", "UciEngine", "XBoardEngine"]
 
@@ -323,10 +324,14 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         return history.line
 
     def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
-        """The variation's words are UCI moves, read without the board."""
+        """The variation's words are UCI moves, read without the board on python-chess's
+        boards; a fairy variant's (squares beyond h8) are read move by move from ``board``."""
         found = _UCI_PV.search(self._pv_line)
+        words = found.group(1).split()[:limit] if found else []
+        if isinstance(board, FairyBoard):
+            return _played_variation(board, words, uci=True)
         moves: list[chess.Move] = []
-        for word in found.group(1).split()[:limit] if found else ():
+        for word in words:
             try:
                 moves.append(chess.Move.from_uci(word))
             except ValueError:
@@ -424,14 +429,7 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
 
     def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
         """The variation's words are SAN or coordinates, read move by move from ``board``."""
-        line = board.copy(stack=False)
-        moves: list[chess.Move] = []
-        for word in self._variation[:limit]:
-            try:
-                moves.append(line.push_xboard(word))
-            except ValueError:
-                break
-        return tuple(moves)
+        return _played_variation(board, self._variation[:limit], uci=False)
 
     def settle_options(self) -> None:
         """Nothing to do: XBoard engines are sent their few options with each ``new``."""
@@ -492,6 +490,19 @@ class _UciSearch(chess.engine.BaseCommand[chess.engine.PlayResult]):
                 raise chess.engine.EngineError(exc) from exc
         self.result.set_result(chess.engine.PlayResult(move, None, self._info))
         self.set_finished()
+
+
+def _played_variation(board: chess.Board, words: list[str], *, uci: bool) -> tuple[chess.Move, ...]:
+    """The moves ``words`` spell (in UCI, or XBoard's SAN or coordinates), each read and
+    played on a copy of ``board``; cut at the first that cannot be."""
+    line = board.copy(stack=False)
+    moves: list[chess.Move] = []
+    for word in words:
+        try:
+            moves.append(line.push_uci(word) if uci else line.push_xboard(word))
+        except ValueError:
+            break
+    return tuple(moves)
 
 
 def _log_refusal(command: str, line: str) -> None:
