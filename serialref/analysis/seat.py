@@ -24,10 +24,11 @@ import chess.engine
 
 from serialref.client.engine import check_node_limit
 from serialref.client.options import EngineSettings
-from serialref.client.protocols import QuietNotices, XBoardEngine
+from serialref.client.protocols import XBoardEngine
 from serialref.client.startup import (
     EngineProtocol,
     OpenEngine,
+    QuietNotices,
     end_engine,
     find_program,
     open_engine,

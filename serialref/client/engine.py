@@ -47,12 +47,13 @@ import chess.engine
 
 from serialref.client.options import EngineSettings
 from serialref.client.players import Decision, GreedyPlayer, ThinkingBudget, ThinkRequest
-from serialref.client.protocols import QuietNotices, XBoardEngine
+from serialref.client.protocols import XBoardEngine
 from serialref.client.scoring import ScorePolicy
 from serialref.client.startup import (
     EngineDialect,
     EngineProtocol,
     OpenEngine,
+    QuietNotices,
     end_engine,
     find_program,
     open_engine,

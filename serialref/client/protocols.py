@@ -68,7 +68,7 @@ from serialref.client.positionline import PositionLine
 from serialref.errors import escape
 from serialref.rules.fairy import FairyBoard
 
-__all__ = ["Dialect", "QuietNotices", "UciEngine", "XBoardEngine"]
+__all__ = ["Dialect", "UciEngine", "XBoardEngine"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -114,18 +114,6 @@ _ECHOES = re.compile(
 """GNU Chess's echoes and chatter, which python-chess would warn about line by line."""
 
 _MOVE_NUMBER = re.compile(r"^\d+\.+$")
-
-_QUIET_NOTICES = frozenset({"%s: Rejecting feature sigterm=0", "%s: Rejecting feature sigint=0"})
-"""python-chess notices about features the client never relies on (it ends engines itself)."""
-
-
-class QuietNotices(logging.Filter):
-    """Drops python-chess's notices that GNU Chess triggers at every start and mean nothing."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Keep everything but the notices in ``_QUIET_NOTICES``."""
-        return record.msg not in _QUIET_NOTICES
-
 
 class Dialect:
     """What both engine classes add to python-chess; see the module docstring.

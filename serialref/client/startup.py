@@ -45,6 +45,7 @@ __all__ = [
     "PROBE_TIMEOUT",
     "EngineProtocol",
     "OpenEngine",
+    "QuietNotices",
     "end_engine",
     "find_program",
     "kill_engine",
@@ -63,6 +64,18 @@ REAP_TIMEOUT = 5.0
 """Seconds to wait for a killed engine process to be reaped."""
 
 EngineDialect = UciEngine | XBoardEngine
+
+
+_QUIET_NOTICES = frozenset({"%s: Rejecting feature sigterm=0", "%s: Rejecting feature sigint=0"})
+"""python-chess notices about features the client never relies on (it ends engines itself)."""
+
+
+class QuietNotices(logging.Filter):
+    """Drops python-chess's notices that GNU Chess triggers at every start and mean nothing."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep everything but the notices in ``_QUIET_NOTICES``."""
+        return record.msg not in _QUIET_NOTICES
 
 
 class EngineProtocol(enum.Enum):

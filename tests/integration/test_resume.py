@@ -187,6 +187,23 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[
     return games
 
 
+def kill_when(match: Match, reached: Callable[[Match], bool], what: str) -> None:
+    """Start a referee and kill it (SIGKILL) once ``reached`` holds, while it still runs."""
+    first = match.referee()
+    try:
+        wait_for(lambda: reached(match) or first.poll() is not None, what)
+        assert first.poll() is None, f"the match ended before {what!r}"
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.communicate()
+
+
+def assert_no_clock_set_back(match: Match) -> None:
+    for series in consumed_series(match).values():
+        for before, after in itertools.pairwise(series):
+            assert after[0] >= before[0] and after[1] >= before[1], "a clock was set back"
+
+
 def consumed_series(match: Match) -> dict[int, list[tuple[float, float]]]:
     series: dict[int, list[tuple[float, float]]] = {}
     for entry in match.entries():
@@ -201,30 +218,17 @@ def test_killed_referee_resumes_and_the_match_ends_as_if_never_interrupted(
     point: str, reference: list[tuple[str, list[str]]], tmp_path: Path
 ) -> None:
     with match_setup(tmp_path) as match:
-        first = match.referee()
-        try:
-            wait_for(lambda: KILL_POINTS[point](match) or first.poll() is not None, point)
-            assert first.poll() is None, f"the match ended before {point!r}"
-        finally:
-            first.send_signal(signal.SIGKILL)
-            first.communicate()
+        kill_when(match, KILL_POINTS[point], point)
         match.finish(match.referee())
     assert match.games() == reference
-    for series in consumed_series(match).values():
-        for before, after in itertools.pairwise(series):
-            assert after[0] >= before[0] and after[1] >= before[1], "a clock was set back"
+    assert_no_clock_set_back(match)
 
 
 def test_a_journal_cut_mid_line_is_read_up_to_the_last_complete_entry(
     reference: list[tuple[str, list[str]]], tmp_path: Path
 ) -> None:
     with match_setup(tmp_path) as match:
-        first = match.referee()
-        try:
-            wait_for(lambda: moves(10)(match), "ten moves")
-        finally:
-            first.send_signal(signal.SIGKILL)
-            first.communicate()
+        kill_when(match, moves(10), "ten moves")
         with match.journal.open("ab") as journal:
             journal.write(b'{"event": "MovePlayed", "game": 1, "ply"')  # a power cut mid-write
         match.finish(match.referee())
@@ -238,12 +242,7 @@ def test_a_move_relayed_but_not_in_the_journal_is_asked_for_again(
     the move's sync: the journal holds the respond that announced the move, not the move.
     The game goes on from the position before it, with the same moves in the end."""
     with match_setup(tmp_path) as match:
-        first = match.referee()
-        try:
-            wait_for(lambda: moves(10)(match), "ten moves")
-        finally:
-            first.send_signal(signal.SIGKILL)
-            first.communicate()
+        kill_when(match, moves(10), "ten moves")
         lines = match.journal.read_text(encoding="ascii").splitlines(keepends=True)
         last_move = max(i for i, line in enumerate(lines) if '"event": "MovePlayed"' in line)
         relayed = json.loads(lines[last_move - 1])
@@ -252,9 +251,7 @@ def test_a_move_relayed_but_not_in_the_journal_is_asked_for_again(
         match.journal.write_text("".join(lines[:last_move] + lines[last_move + 1 :]))
         match.finish(match.referee())
     assert match.games() == reference
-    for series in consumed_series(match).values():
-        for before, after in itertools.pairwise(series):
-            assert after[0] >= before[0] and after[1] >= before[1], "a clock was set back"
+    assert_no_clock_set_back(match)
 
 
 def test_a_finished_match_in_the_journal_starts_a_new_match(
