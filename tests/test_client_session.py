@@ -114,7 +114,8 @@ def started(
     game = Game(player, **options)  # type: ignore[arg-type]
     game.session.sign_on()
     board = board or chess.Board()
-    assert game.feed(line(records.reset(board))) == SessionOutput()
+    reset = game.feed(line(records.reset(board)))
+    assert reset == SessionOutput(new_game=reset.new_game) and reset.new_game is not None
     assert game.feed(line(records.inform(board, tags))) == SessionOutput()
     return game
 
@@ -146,6 +147,19 @@ def test_sign_on_names_the_player_in_tcsi() -> None:
     output = session.sign_on()
     assert output.lines == (f'{START} refreq sign_on; tcsi "" "Scripted";',)
     assert not output.finished
+
+
+def test_each_reset_announces_the_game_the_players_requests_will_name() -> None:
+    session = PlayerSession("Scripted", clock=FakeClock())
+    session.sign_on()
+    games = []
+    for _ in range(2):
+        announced = session.line_received(line(records.reset(chess.Board()))).new_game
+        session.line_received(line(records.inform(chess.Board(), [("TimeControl", "60")])))
+        request = session.line_received(respond_line(chess.Board(), None)).think
+        assert request is not None and request.game is announced
+        games.append(announced)
+    assert games[0] is not games[1]
 
 
 def test_first_respond_without_sm_gets_a_reply_from_the_initial_position() -> None:

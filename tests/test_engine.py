@@ -272,3 +272,28 @@ def test_the_principal_variation_is_read_on_the_games_board(
         return [move.uci() for move in engine.variation(board, limit=8)]
 
     assert asyncio.run(variation()) == expected
+
+
+def test_a_new_game_is_announced_before_its_first_move_is_asked_for(tmp_path: Path) -> None:
+    """``ucinewgame`` and ``isready`` go out while the referee's reset delay runs, so the
+    game's first search is one write like any other (the engine's very first one excepted:
+    python-chess sets up the options it manages with it)."""
+    log = tmp_path / "uci.log"
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        async with running(uci_settings(log)) as player:
+            await player.new_game("game 1")
+            before_first = sent(log)
+            await player.think(request(game="game 1"))
+            await player.new_game("game 2")
+            announced = sent(log)
+            await player.think(request(game="game 2"))
+            return before_first, announced
+
+    before_first, announced = run(scenario())
+    assert "ucinewgame" not in before_first
+    assert announced[-2:] == ["ucinewgame", "isready"]
+    second_game = sent(log)[len(announced) :]
+    assert second_game[0] == "position startpos"
+    assert second_game[1].startswith("go ")
+    assert "ucinewgame" not in second_game

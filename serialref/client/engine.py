@@ -47,7 +47,7 @@ import chess.engine
 
 from serialref.client.options import EngineSettings
 from serialref.client.players import Decision, GreedyPlayer, ThinkingBudget, ThinkRequest
-from serialref.client.protocols import XBoardEngine
+from serialref.client.protocols import UciEngine, XBoardEngine
 from serialref.client.scoring import ScorePolicy
 from serialref.client.startup import (
     EngineDialect,
@@ -144,6 +144,25 @@ class EnginePlayer:
         await self._open()
         engine = self._engine()
         self._name = engine.id.get("name") or self._name
+
+    async def new_game(self, game: object) -> None:
+        """Tell a UCI engine of the new game now, while the referee's reset delay runs.
+
+        python-chess announces a game with its first search (``ucinewgame``, then
+        ``isready`` and the wait for ``readyok``, on the clock); done here, the first
+        search goes out like any other. An engine that does not answer in
+        ``start_timeout`` is left to the first search to find out.
+        """
+        await self._settled()
+        if self._running is None:
+            return
+        self._new_game(game)
+        engine = self._engine()
+        if isinstance(engine, UciEngine):
+            try:
+                await asyncio.wait_for(engine.new_game(game), self._settings.start_timeout)
+            except (chess.engine.EngineError, TimeoutError) as exc:
+                LOGGER.warning("%s did not get ready for the new game: %s", self.name, exc)
 
     async def think(self, request: ThinkRequest) -> Decision:
         """Let the engine move; raise :class:`EngineError` (after killing it) if it fails."""

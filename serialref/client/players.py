@@ -212,6 +212,11 @@ class Player(Protocol):
         """Get ready to play; raise ``EngineError`` (or ``ConfigError``) if impossible."""
         ...
 
+    async def new_game(self, game: object) -> None:
+        """A game begins (``game`` is its ``ThinkRequest.game``): get ready for its first
+        move, which may come as soon as this returns. Failures surface at that move."""
+        ...
+
     async def think(self, request: ThinkRequest) -> Decision:
         """Choose what to do in ``request.board`` (the side to move is the player's)."""
         ...
@@ -247,6 +252,9 @@ class RandomPlayer:
 
     async def start(self) -> None:
         """Nothing to start: the player keeps no state between moves."""
+
+    async def new_game(self, game: object) -> None:
+        """Nothing to prepare."""
 
     async def think(self, request: ThinkRequest) -> Decision:
         """The player's move, after the configured pace (cut short by the deadline)."""

@@ -2,27 +2,21 @@
 
 python-chess speaks both protocols well; the client asks four things more of them.
 
-- **Stopping a search and keeping the engine.** :meth:`UciEngine.stop_search` and
-  :meth:`XBoardEngine.stop_search` send ``stop`` / ``?`` *without* cancelling the
-  python-chess command, so the engine's answer still completes it. (Cancelling an
-  XBoard ``play`` sends ``?`` but never ends the command, and every later command
-  would wait behind it.)
-- **The search's progress, read once.** An engine prints a line for every step of
-  its search (``info ...``, XBoard post lines), a dozen a move, and python-chess would
-  tokenize each one. Each dialect holds them back instead and hands python-chess
-  only the latest with a score (and any line after it) just before the answer, which
-  gives the same final information; it keeps the latest principal variation itself,
-  read into moves once (:meth:`Dialect.variation`; a UCI line is split into words
-  only then), so that an engine that ignores ``stop`` still leaves the client a move
-  to play.
+- **Stopping a search and keeping the engine.** ``stop_search`` sends ``stop`` / ``?``
+  *without* cancelling the python-chess command, so the engine's answer completes it
+  (a cancelled XBoard ``play`` never ends, and every later command waits behind it).
+- **The search's progress, read once.** An engine prints a dozen progress lines a
+  move (``info ...``, XBoard post lines), which python-chess would tokenize each. The
+  dialects hand it only the latest with a score (and any after it) just before the
+  answer, the same final information, and keep the latest principal variation, read
+  into moves only when asked for (:meth:`Dialect.variation`), so that an engine that
+  ignores ``stop`` still leaves the client a move to play.
 - **A search in one write.** python-chess's ``play`` starts each search afresh: it
-  checks the managed options, writes the FEN of the game's start and every move of
-  the game, and parses each line of the engine's progress. Within a UCI game the
-  client sends the same history again with a move or two more, so
-  :meth:`UciEngine.search` keeps the ``position`` line from move to move and adds
-  only the new moves, and sends it with ``go`` in one write. The first search of a
-  game, and any search it cannot vouch for (a variant, a null move), is python-chess's
-  ``play``, which also sends ``ucinewgame`` and waits for ``readyok``.
+  checks the managed options and writes the game's whole history. :meth:`UciEngine.search`
+  keeps the ``position`` line from move to move, adds only the new moves and sends it
+  with ``go`` in one write; :meth:`UciEngine.new_game` announces a game (``ucinewgame``,
+  ``isready``) before its first move is asked for. The engine's first search, and any
+  search the line cannot vouch for (a variant, a null move), is python-chess's ``play``.
 - **One warning for a refused command.** An engine that refuses a command we sent
   (``Error (unknown command): sd``, GNU Chess's ``Invalid move: sd 2``) would make
   python-chess fail the search or warn on every move; the refusal goes to
@@ -261,6 +255,15 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         for held in self._held_lines():
             super()._line_received(held)
         super()._line_received(line)
+
+    async def new_game(self, game: object) -> None:
+        """``ucinewgame``, ``readyok``: ahead of the game's first search (after python-chess's)."""
+        if self.first_game or self.game == game:
+            return
+        self._ucinewgame()
+        self.game = game
+        self._history = None
+        await self.ping()
 
     async def search(
         self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool

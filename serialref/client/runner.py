@@ -154,8 +154,8 @@ class _Client:
         self._watched_fd: int | None = None
         self._reconnecting: asyncio.Task[None] | None = None
         self._thinking: asyncio.Task[None] | None = None
-        # Every think task until it ends: the loop itself keeps only weak references.
-        self._think_tasks: set[asyncio.Task[None]] = set()
+        # Every task of the player's (thinking, getting ready) until it ends.
+        self._player_tasks: set[asyncio.Task[None]] = set()
         self._player_turn = asyncio.Lock()
         self._sign_on_timer: asyncio.TimerHandle | None = None
 
@@ -189,19 +189,19 @@ class _Client:
             self._line_lost(event.reason)
 
     def _apply(self, output: SessionOutput) -> None:
-        """Carry out what the session asks, in its order: stop, send, think, finish."""
+        """Carry out what the session asks, in its order: stop, send, prepare, think, finish."""
         if output.stop:
             self._stop_thinking()
         for line in output.lines:
             self._send(line)
+        if output.new_game is not None:
+            self._keep(self._loop.create_task(self._get_ready(output.new_game)))
         if output.lines and output.think is None:
             # The referee has its answer: what the next record needs is worked out now,
             # while the opponent thinks, rather than when that record has arrived.
             self._loop.call_soon(self._active_session().prepare)
         if output.think is not None:
-            self._thinking = self._loop.create_task(self._think(output.think))
-            self._think_tasks.add(self._thinking)
-            self._thinking.add_done_callback(self._think_tasks.discard)
+            self._thinking = self._keep(self._loop.create_task(self._think(output.think)))
             # What the reply needs is worked out while the player thinks rather than
             # once its answer has come. Callbacks run in the order they were queued:
             # queued from behind the think task's first step, the preparation comes
@@ -254,6 +254,20 @@ class _Client:
 
     # -- thinking -------------------------------------------------------------------
 
+    def _keep(self, task: asyncio.Task[None]) -> asyncio.Task[None]:
+        """Hold ``task`` (the loop keeps only weak references) until it ends."""
+        self._player_tasks.add(task)
+        task.add_done_callback(self._player_tasks.discard)
+        return task
+
+    async def _get_ready(self, game: object) -> None:
+        """Let the player prepare a new game while the referee's reset delay runs."""
+        async with self._player_turn:
+            try:
+                await self._player.new_game(game)
+            except EngineError as exc:
+                LOGGER.warning("the player could not get ready for the new game: %s", exc)
+
     async def _think(self, request: ThinkRequest) -> None:
         """Let the player answer ``request``, one search at a time; recover a failure."""
         async with self._player_turn:
@@ -293,8 +307,8 @@ class _Client:
             with suppress(asyncio.CancelledError):
                 await self._reconnecting
         self._stop_thinking()
-        if self._think_tasks:
-            await asyncio.wait(self._think_tasks, timeout=_SHUTDOWN_GRACE)
+        if self._player_tasks:
+            await asyncio.wait(self._player_tasks, timeout=_SHUTDOWN_GRACE)
         self._disconnect()
 
     # -- the port -------------------------------------------------------------------

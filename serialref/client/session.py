@@ -80,11 +80,13 @@ class SessionOutput:
     """What the runner must do after feeding the session, in this order.
 
     ``stop``: the search in progress answers a request that is no longer wanted;
-    ``lines``: send them; ``think``: let the player think on this request;
+    ``lines``: send them; ``new_game``: a game begins (its ``ThinkRequest.game``), the
+    player may get ready for it; ``think``: let the player think on this request;
     ``finished``: the referee sent ``disconnect``.
     """
 
     lines: tuple[str, ...] = ()
+    new_game: object | None = None
     think: ThinkRequest | None = None
     stop: bool = False
     finished: bool = False
@@ -266,7 +268,7 @@ class PlayerSession:
         self._own_used = 0.0
         LOGGER.debug("new game from %s", board.fen())
         self._take_tags_and_clocks(record)
-        return SessionOutput(stop=stop)
+        return SessionOutput(stop=stop, new_game=self._game)
 
     def _inform(self, record: EpdRecord, at: float) -> SessionOutput:
         self._follow_variant()
