@@ -14,10 +14,10 @@ Every refusal is a :class:`~serialref.errors.RecordError` naming the 1-based col
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import chess
 
@@ -32,8 +32,6 @@ from serialref.errors import RecordError, escape
 __all__ = ["parse_lenient", "parse_record"]
 
 _NOT_PRINTABLE_RE = re.compile(r"[^ -~]")
-
-_Read = TypeVar("_Read", Operation, Operand)
 
 # Position fields (spec 4).  The fourth field stops at ';' so that "- ;bm e4" reads as
 # the field '-' followed by a stray separator rather than as an en passant field '-;'.
@@ -143,12 +141,11 @@ def _plain_operations(line: str, start: int) -> tuple[Operation, ...] | None:
     return operations
 
 
-_READ_OPERATIONS: dict[str, Operation] = {}
-_READ_OPERANDS: dict[str, Operand] = {}
 _READ_LIMIT = 1024
-"""Distinct operations and operands kept for reuse; the memo starts over beyond that."""
+"""Distinct operations (and operands) kept for reuse, the least recently read dropped."""
 
 
+@functools.lru_cache(maxsize=_READ_LIMIT)
 def _plain_operation(text: str) -> Operation:
     """The operation ``text`` spells (`` sm Nf3``), built once and reused.
 
@@ -157,26 +154,13 @@ def _plain_operation(text: str) -> Operation:
     operand, each checking its text) cost most of a reply's parse. Both are immutable,
     so one object serves every line that spells it.
     """
-    operation = _READ_OPERATIONS.get(text)
-    if operation is None:
-        opcode, *operands = text.split()
-        operation = Operation(opcode, tuple(map(_plain_operand, operands)))
-        _remember(_READ_OPERATIONS, text, operation)
-    return operation
+    opcode, *operands = text.split()
+    return Operation(opcode, tuple(map(_plain_operand, operands)))
 
 
+@functools.lru_cache(maxsize=_READ_LIMIT)
 def _plain_operand(text: str) -> Operand:
-    operand = _READ_OPERANDS.get(text)
-    if operand is None:
-        operand = Operand(text)
-        _remember(_READ_OPERANDS, text, operand)
-    return operand
-
-
-def _remember(memo: dict[str, _Read], text: str, value: _Read) -> None:
-    if len(memo) >= _READ_LIMIT:
-        memo.clear()
-    memo[text] = value
+    return Operand(text)
 
 
 def _tokenized_operations(line: str, start: int) -> tuple[Operation, ...]:
