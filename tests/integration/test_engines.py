@@ -91,11 +91,25 @@ class Match:
 
     def finish(self) -> None:
         """Wait for the referee and both clients to end by themselves."""
-        _, stderr = self.referee.communicate(timeout=MATCH_TIMEOUT)
+        try:
+            _, stderr = self.referee.communicate(timeout=MATCH_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the match did not end in {MATCH_TIMEOUT:g} s\n{self.last_words()}")
         assert self.referee.returncode == 0, stderr.decode(errors="replace")
         for name, client in self.clients.items():
             _, client_stderr = client.communicate(timeout=10)
             assert client.returncode == 0, (name, client_stderr.decode(errors="replace"))
+
+    def last_words(self, lines: int = 25) -> str:
+        """The ends of the journal and of both clients' logs: what a stalled match was doing."""
+        files = {"journal": self.journal, **self.logs}
+        parts = []
+        for name, path in files.items():
+            text = path.read_text(errors="replace") if path.exists() else "(no file)\n"
+            parts.append(
+                f"--- {name}, its last {lines} lines:\n" + "\n".join(text.splitlines()[-lines:])
+            )
+        return "\n".join(parts)
 
     def events(self) -> list[dict[str, object]]:
         return [json.loads(line) for line in self.journal.read_text().splitlines()]
