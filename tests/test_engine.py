@@ -22,6 +22,7 @@ from serialref.client.engine import STOP_GRACE, UNTIMED_MOVETIME, EnginePlayer
 from serialref.client.options import EngineSettings
 from serialref.client.players import Analysis, ThinkingBudget
 from serialref.client.protocols import UciEngine
+from serialref.client.startup import EngineProtocol, end_engine, open_engine
 from serialref.errors import ConfigError, EngineError
 from serialref.rules import find_rules
 
@@ -297,3 +298,40 @@ def test_a_new_game_is_announced_before_its_first_move_is_asked_for(tmp_path: Pa
     assert second_game[0] == "position startpos"
     assert second_game[1].startswith("go ")
     assert "ucinewgame" not in second_game
+
+
+def test_an_abandoned_search_is_ended_by_its_answer_and_the_engine_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A caller that stops waiting for a search (its task cancelled) leaves the ``go``
+    to be ended by the engine's ``bestmove``; the next command must not wait behind it."""
+    log = tmp_path / "uci.log"
+    command = uci_settings(log, "obey-stop").command
+
+    async def scenario() -> list[str]:
+        opened = await open_engine(command, [EngineProtocol.UCI], patience=5.0, attempts=1)
+        engine = opened.engine
+        assert isinstance(engine, UciEngine)
+        try:
+            board = chess.Board()
+            limit = chess.engine.Limit(depth=30)
+            first = asyncio.ensure_future(engine.search(board, limit, game=1, draw_offered=False))
+            while not any(line.startswith("go") for line in sent(log)):
+                await asyncio.sleep(0.01)  # another process writes the log: no event to await
+            engine.stop_search()
+            await first
+            engine.begin_search()
+            board.push_uci("e2e4")
+            second = asyncio.ensure_future(engine.search(board, limit, game=1, draw_offered=False))
+            while sum(line.startswith("go") for line in sent(log)) < 2:
+                await asyncio.sleep(0.01)
+            second.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await second
+            await asyncio.wait_for(engine.ping(), 5.0)
+            return sent(log)
+        finally:
+            await end_engine(opened, politely=False, name="fake_uci")
+
+    commands = run(scenario())
+    assert commands[-2:] == ["stop", "isready"], commands

@@ -19,14 +19,12 @@ python-chess speaks both protocols well; the client asks four things more of the
   search the line cannot vouch for (a variant, a null move), is python-chess's ``play``.
 - **One warning for a refused command.** An engine that refuses a command we sent
   (``Error (unknown command): sd``, GNU Chess's ``Invalid move: sd 2``) would make
-  python-chess fail the search or warn on every move; the refusal goes to
-  :attr:`Dialect.on_refusal` once per line instead, so the player can say which
-  option has no effect. A refused *move* still fails the search, as it must.
+  python-chess fail the search or warn on every move; it goes to :attr:`Dialect.on_refusal`
+  instead, which names the option that has no effect. A refused *move* fails the search.
 - **Telling the protocols apart** at start-up: :attr:`Dialect.spoke` turns true when
-  the engine says something only this protocol's engines say, :attr:`Dialect.alive`
-  when it says anything that is not an echo or a refusal (a banner, say), and
-  :attr:`Dialect.refusal` resolves when it rejects the handshake command itself (or,
-  asked ``uci``, announces XBoard ``feature`` lines).
+  the engine says what only this protocol's engines say, :attr:`Dialect.alive` when it
+  says anything but an echo or a refusal, and :attr:`Dialect.refusal` resolves when it
+  rejects the handshake command (or, asked ``uci``, announces XBoard ``feature`` lines).
 
 GNU Chess 6 (Debian's ``gnuchess --xboard``) needs four allowances more, all in
 :class:`XBoardEngine`. Its start-up only advances while input keeps arriving, so the
@@ -442,9 +440,9 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
 class _UciSearch(chess.engine.BaseCommand[chess.engine.PlayResult]):
     """A ``go`` whose ``position`` was built by :class:`UciEngine` and sent with it.
 
-    It reads what python-chess's own play command reads for the client: the progress
-    lines the dialect passes on (the latest with a score, and those after it) and the
-    ``bestmove``, which must be legal in the searched position.
+    It reads the progress lines the dialect passes on and the ``bestmove``, which must be
+    legal in the searched position and alone ends the command, even one its caller gave
+    up on: until then, every later command waits behind it.
     """
 
     def __init__(self, engine: UciEngine, request: str) -> None:
@@ -479,7 +477,8 @@ class _UciSearch(chess.engine.BaseCommand[chess.engine.PlayResult]):
                 move = self._uci.board.parse_uci(uci[0].lower())
             except ValueError as exc:
                 raise chess.engine.EngineError(exc) from exc
-        self.result.set_result(chess.engine.PlayResult(move, None, self._info))
+        if not self.result.done():
+            self.result.set_result(chess.engine.PlayResult(move, None, self._info))
         self.set_finished()
 
 
