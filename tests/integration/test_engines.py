@@ -103,7 +103,9 @@ class Match:
     def last_words(self, lines: int = 25) -> str:
         """The ends of the journal and of both clients' logs: what a stalled match was doing."""
         files = {"journal": self.journal, **self.logs}
-        parts = []
+        parts = [
+            f"{name} client: exit code {client.poll()}" for name, client in self.clients.items()
+        ]
         for name, path in files.items():
             text = path.read_text(errors="replace") if path.exists() else "(no file)\n"
             parts.append(
