@@ -92,9 +92,10 @@ class Referee:
         return "".join(line for line in text.splitlines(keepends=True) if " INFO " not in line)
 
     def entries(self, name: str | None = None) -> list[dict[str, object]]:
-        if not self.journal.exists():
-            return []
-        lines = self.journal.read_bytes().split(b"\n")[:-1]
+        try:
+            lines = self.journal.read_bytes().split(b"\n")[:-1]
+        except FileNotFoundError:
+            return []  # none yet, or --new-match has just set the last one aside
         found = [json.loads(line) for line in lines]
         return [entry for entry in found if name is None or entry["event"] == name]
 
