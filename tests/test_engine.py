@@ -335,3 +335,19 @@ def test_an_abandoned_search_is_ended_by_its_answer_and_the_engine_goes_on(
 
     commands = run(scenario())
     assert commands[-2:] == ["stop", "isready"], commands
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs or more")
+def test_an_engine_starts_on_one_cpu_and_plays_on_all(tmp_path: Path) -> None:
+    """GNU Chess's start-up race is won at once on one CPU (startup._set_cpus)."""
+    log = tmp_path / "uci.log"
+
+    async def scenario() -> set[int]:
+        async with running(uci_settings(log)) as player:
+            assert player.pid is not None
+            return os.sched_getaffinity(player.pid)
+
+    playing = run(scenario())
+    starting = {int(cpu) for cpu in log.with_suffix(".cpus").read_text().split()}
+    assert len(starting) == 1
+    assert playing == os.sched_getaffinity(0)

@@ -15,6 +15,7 @@ move in UCI order. Behaviours:
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def main() -> None:
             continue
         command = words[0]
         if command == "uci":
+            cpus = sorted(os.sched_getaffinity(0))  # where the client lets its start-up run
+            log.with_suffix(".cpus").write_text(" ".join(map(str, cpus)))
             stalled = log.with_suffix(".stalled")
             print("id name Fake Engine 1.0", flush=True)
             if behaviour == "stall-start-once" and not stalled.exists():
