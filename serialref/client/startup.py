@@ -219,12 +219,12 @@ async def _attempt(
                 endings, timeout=patience - PROBE_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
             )
         if handshake in done and handshake.exception() is None:
+            _set_cpus(pid, _ALL_CPUS)
             opened = True
             return OpenEngine(protocol, transport, engine), ""
         failed = handshake if handshake in done else None
         return None, _verdict(protocol, engine, failed, expected=expected)
     finally:
-        _set_cpus(pid, _ALL_CPUS)
         if not opened:
             handshake.cancel()
             await kill_engine(transport, engine)
