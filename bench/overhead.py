@@ -1,7 +1,7 @@
 """What ``serialref client`` costs each move beyond the engine's own thinking.
 
     python bench/overhead.py [--games N] [--engine PATH] [--nodes N] [--tc TC]
-                             [--against DIR]... [--rounds N]
+                             [--against DIR]... [--floor] [--rounds N]
 
 A match of two ``serialref client --engine ...`` processes under ``serialref run``, all
 separate processes, over pseudo-terminal null-modem cables (``serialref.testing``).
@@ -24,6 +24,9 @@ With ``--against DIR`` (another checkout of serialref, an older commit say; repe
 the same match is played with that tree's clients too, alternating ``--rounds`` times
 between the trees under this tree's referee, so that all sets of figures come from one
 run on the same machine load, side by side. The load average is printed with them.
+``--floor`` adds the floor bridge (``bench/bridge_floor.py``) to the rotation: what a
+bridge that only copies lines and writes SANs costs on this machine at this hour, the
+yardstick for the targets below.
 
 Targets: overhead median <= 0.5 ms, p99 <= 2 ms; both clients <= 0.3 ms CPU per ply;
 client RSS <= 25 MB.
@@ -51,6 +54,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(__file__).resolve()
+FLOOR = SCRIPT.with_name("bridge_floor.py")
 TICKS = os.sysconf("SC_CLK_TCK")
 SAMPLE_EVERY = 0.05
 """Seconds between samples of the clients' CPU time while the match runs."""
@@ -133,12 +137,13 @@ def run_match(
     *,
     games: int,
     tc: str,
-    clients_from: Path = ROOT,
+    clients_from: Path | None = ROOT,
 ) -> Match:
     """``serialref run`` and a client per ``(name, engine command, client options)``.
 
     The clients run from the source tree ``clients_from`` (``python -m serialref``
-    finds the package in its working directory first); the referee from this one.
+    finds the package in its working directory first), or are the floor bridge
+    (``bench/bridge_floor.py``) when it is None; the referee runs from this tree.
     """
     from serialref.testing import null_modem_cable  # not needed by the relay, which starts fast
 
@@ -162,10 +167,12 @@ def run_match(
             stamps = directory / f"{name}.stamps"
             stderr = directory / f"{name}.stderr"
             wrapped = [sys.executable, str(SCRIPT), "--relay", str(stamps), "--", *engine]
+            bridge = [sys.executable, "-m", "serialref", "client"] if clients_from else [
+                sys.executable, str(FLOOR)]  # fmt: skip
             process = subprocess.Popen(
-                [sys.executable, "-m", "serialref", "client", cable.path_b,
-                 "--engine", shlex.join(wrapped), "--log-level=info", *options],
-                cwd=clients_from, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                [*bridge, cable.path_b, "--engine", shlex.join(wrapped), "--log-level=info",
+                 *options],
+                cwd=clients_from or ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=stack.enter_context(stderr.open("wb")),
             )  # fmt: skip
             clients.append(Client(name, process, stamps, stderr))
@@ -342,12 +349,19 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=1, help="matches per tree, alternated (default 1)"
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also measure the floor bridge, the least a Python bridge can do per move",
+    )
     args = parser.parse_args()
-    trees = [("this tree", ROOT)]
+    trees: list[tuple[str, Path | None]] = [("this tree", ROOT)]
     for other in args.against:
         if not (other / "serialref" / "__init__.py").is_file():
             raise SystemExit(f"--against {str(other)!r}: no serialref package there")
         trees.append((f"{other}", other.resolve()))
+    if args.floor:
+        trees.append(("the floor bridge (bench/bridge_floor.py)", None))
     options = [f"--nodes={args.nodes}", "--protocol=uci"]
     matches: dict[str, list[Match]] = {label: [] for label, _ in trees}
     with tempfile.TemporaryDirectory() as scratch:
