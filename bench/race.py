@@ -350,7 +350,45 @@ def median(runs: Sequence[Run], value: Callable[[Run], float | None]) -> float |
     return statistics.median(values) if values else None
 
 
-def report(results: dict[str, list[Run]], given: dict[str, bool], header: str) -> None:
+def python_chess_floor(pgn: Path, rounds: int = 5) -> float | None:
+    """CPU ms per ply of the python-chess work no referee built on it can skip, or None.
+
+    For every ply of the games in ``pgn``: read the reply's SAN (which checks that the
+    move is legal), play it, look for the endings that need no claim (checkmate,
+    stalemate, insufficient material, 75 moves, fivefold repetition) and write the
+    position the next ``respond`` carries. Median of ``rounds`` passes, in this process.
+    """
+    if not pgn.exists():
+        return None
+    games: list[list[str]] = []
+    with pgn.open(encoding="utf-8", errors="replace") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            board, sans = game.board(), []
+            for move in game.mainline_moves():
+                sans.append(board.san(move))
+                board.push(move)
+            games.append(sans)
+    plies = sum(len(sans) for sans in games)
+    if not plies:
+        return None
+    passes = []
+    for _ in range(rounds):
+        started = time.process_time()
+        for sans in games:
+            board = chess.Board()
+            for san in sans:
+                board.push(board.parse_san(san))
+                _ = board.is_checkmate() or board.is_stalemate()
+                _ = board.is_insufficient_material() or board.is_seventyfive_moves()
+                _ = board.is_fivefold_repetition()
+                board.epd()
+        passes.append((time.process_time() - started) / plies * 1000)
+    return statistics.median(passes)
+
+
+def report(
+    results: dict[str, list[Run]], given: dict[str, bool], header: str, floor: float | None
+) -> None:
     print(header)
     print(f"{'referee':14} {'games':>5} {'plies':>6} {'referee CPU':>12} {'match wall':>11}"
           f" {'clients CPU':>12} {'referee RSS':>12} {'client RSS':>11}")  # fmt: skip
@@ -382,10 +420,16 @@ def report(results: dict[str, list[Run]], given: dict[str, bool], header: str) -
     for peer in REFEREES[1:]:
         if "serialref" in figures and peer in figures:
             ours, theirs = figures["serialref"], figures[peer]
-            wall = (f"{ours[1] / theirs[1]:.2f}x" if ours[1] and theirs[1] else "not measured")
-            print(f"serialref / {peer}: referee CPU {ours[0] / theirs[0]:.2f}x, match wall {wall}")
+            ratio = f"{ours[1] / theirs[1]:.2f}x" if ours[1] and theirs[1] else "not measured"
+            print(f"serialref / {peer}: referee CPU {ours[0] / theirs[0]:.2f}x, match wall {ratio}")
         else:
             print(f"serialref / {peer}: not measured")
+    if floor is not None:
+        print(f"python-chess's own work per ply, which no referee built on it can skip (read the"
+              f" SAN, play it, look for the automatic endings, write the position):"
+              f" {floor:.3f} ms")  # fmt: skip
+        for referee, (cpu, _) in figures.items():
+            print(f"{referee} / that work: referee CPU {cpu / floor:.2f}x")
 
 
 def fmt(value: float | None, width: int, digits: int = 3) -> str:
@@ -449,7 +493,7 @@ def main() -> int:
         f" referee (medians), players: {args.engine}\n"
         f"{started} on {machine()}; load {load_before} -> {loadavg()}; logs in {workroot}"
     )
-    report(results, given, header)
+    report(results, given, header, python_chess_floor(workroot / "serialref-1" / "games.pgn"))
     return 0
 
 

@@ -64,7 +64,7 @@ def test_the_report_says_not_measured_and_computes_the_ratios(
     broken = race.Run("fastchess", referee_cost=race.Cost(0.0, 0, -4),
                       problem=race.describe_exit(-4))  # fmt: skip
     given = {"serialref": True, "fastchess": False, "cutechess-cli": True}
-    race.report({"serialref": [ours], "cutechess-cli": [theirs]}, given, "header")
+    race.report({"serialref": [ours], "cutechess-cli": [theirs]}, given, "header", 0.1)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "header"
     assert lines[3].split() == ["serialref", "2", "1000", "0.500", "2.000", "2.500", "30.0", "25.0"]
@@ -72,7 +72,22 @@ def test_the_report_says_not_measured_and_computes_the_ratios(
     assert lines[5].split() == ["cutechess-cli", "2", "1000", "0.250", "0.500", "-", "10.0", "-"]
     assert "serialref / fastchess: not measured" in lines
     assert "serialref / cutechess-cli: referee CPU 2.00x, match wall 4.00x" in lines
+    assert "serialref / that work: referee CPU 5.00x" in lines
+    assert "cutechess-cli / that work: referee CPU 2.50x" in lines
     given["fastchess"] = True
-    race.report({"serialref": [ours], "fastchess": [broken]}, given, "header")
+    race.report({"serialref": [ours], "fastchess": [broken]}, given, "header", None)
     out = capsys.readouterr().out
+    assert "that work" not in out
     assert "fastchess      not measured: killed by SIGILL (an instruction this CPU lacks" in out
+
+
+def test_the_python_chess_floor_replays_the_games_of_the_pgn(
+    race: ModuleType, tmp_path: Path
+) -> None:
+    pgn = tmp_path / "games.pgn"
+    assert race.python_chess_floor(pgn) is None
+    pgn.write_text('[Result "1-0"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n')
+    floor = race.python_chess_floor(pgn, rounds=1)
+    assert floor is not None and floor > 0
+    pgn.write_text('[Result "*"]\n\n*\n\n')
+    assert race.python_chess_floor(pgn) is None
