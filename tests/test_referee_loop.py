@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ class FakeBoard:
         self.gone = threading.Event()
         self.fail_on: object = None
         self.on_timer_work: Callable[[], None] | None = None
+        self.deadlines_asked = 0
 
     @property
     def done(self) -> bool:
@@ -43,6 +45,7 @@ class FakeBoard:
         self.began = True
 
     def next_deadline(self) -> float | None:
+        self.deadlines_asked += 1
         return None if self.deadline_in is None else self.clock() + self.deadline_in
 
     def handle(self, event: object) -> None:
@@ -144,3 +147,52 @@ def test_boards_still_playing_are_ended_when_the_loop_is_left_by_an_exception() 
     with pytest.raises(KeyboardInterrupt):
         loop.run([board])
     assert board.ended == [None]
+
+
+class LinePort:
+    """A pipe the loop watches that gives one event per whole line, as a port does.
+
+    It notes, at each read, how often the loop had asked its board for a deadline.
+    """
+
+    def __init__(self, board: FakeBoard) -> None:
+        self.board = board
+        self.read_fd, self.write_fd = os.pipe()
+        self.pending = b""
+        self.asked_at_reads: list[int] = []
+        self.read = threading.Semaphore(0)
+
+    def ready(self, readable: bool, writable: bool) -> list[object]:
+        self.asked_at_reads.append(self.board.deadlines_asked)
+        self.pending += os.read(self.read_fd, 64)
+        *lines, self.pending = self.pending.split(b"\n")
+        self.read.release()
+        return [line.decode() for line in lines]
+
+
+def test_a_part_of_a_line_does_not_make_the_loop_ask_for_deadlines_again() -> None:
+    loop = RefereeLoop()
+    board = FakeBoard("board", events=2, deadline_in=3600.0)
+    port = LinePort(board)
+    watching = threading.Event()
+
+    def watch() -> None:
+        loop.watch(port.read_fd, port)
+        watching.set()
+
+    loop.call(watch)
+    runner = threading.Thread(target=loop.run, args=([board],))
+    runner.start()
+    try:
+        assert watching.wait(5)
+        for chunk in (b"fi", b"rst", b"\n", b"sec", b"ond\n"):
+            os.write(port.write_fd, chunk)
+            assert port.read.acquire(timeout=5)
+        runner.join(5)
+        assert not runner.is_alive()
+    finally:
+        os.close(port.read_fd)
+        os.close(port.write_fd)
+    assert board.handled == ["first", "second"]
+    first = port.asked_at_reads[0]
+    assert port.asked_at_reads == [first, first, first, first + 1, first + 1]

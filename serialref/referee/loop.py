@@ -70,7 +70,13 @@ class LoopBoard(Protocol):
 
     def begin(self) -> None: ...
 
-    def next_deadline(self) -> float | None: ...
+    def next_deadline(self) -> float | None:
+        """When ``on_timer`` is due: an absolute time that only the loop's calls change.
+
+        The loop asks again only after the board handled an event, ran its timer or a
+        stall, its port had room to write, or work was handed over.
+        """
+        ...
 
     def handle(self, event: object) -> None: ...
 
@@ -126,6 +132,11 @@ class RefereeLoop:
         self._wake_up_fd: int | None = None
         self._selector: selectors.BaseSelector | None = None
         self._boards: list[LoopBoard] = []
+        # Each board's next deadline, kept until something happens to the board: a line
+        # trickling in a few bytes a read (a UART's FIFO, a paced cable) wakes the loop
+        # dozens of times a line, and asking every board again each time cost about a
+        # fifth of each such step.
+        self._deadlines: dict[int, float | None] = {}
         self._on_idle = on_idle
         self._idle_interval = idle_interval
         # The watchdog is fed from the loop itself, so a stuck referee stops feeding it.
@@ -171,7 +182,10 @@ class RefereeLoop:
 
     def step(self) -> None:
         """Wait for the earliest deadline or event, then handle what came."""
-        due = {id(board): board.next_deadline() for board in self._boards}
+        for playing in self._boards:
+            if id(playing) not in self._deadlines:
+                self._deadlines[id(playing)] = playing.next_deadline()
+        due = dict(self._deadlines)
         deadline = min((d for d in (*due.values(), self._next_idle) if d is not None),
                        default=None)  # fmt: skip
         waited_from = self._clock()
@@ -194,6 +208,7 @@ class RefereeLoop:
         for board in list(self._boards):
             board_deadline = due.get(id(board))
             if not board.done and board_deadline is not None and now >= board_deadline:
+                self._deadlines.pop(id(board), None)
                 self._guarded(board, board.on_timer)
             if not board.done:
                 # The move just relayed becomes durable before the loop waits again.
@@ -221,10 +236,14 @@ class RefereeLoop:
             watched: Watched | None = key.data
             if watched is None:
                 items.extend(self._take_handed_over(key.fd))
+                self._deadlines.clear()  # handed-over work may change any board
                 continue
             readable = bool(ready & selectors.EVENT_READ)
             writable = bool(ready & selectors.EVENT_WRITE)
-            items.extend((watched.board, event) for event in watched.ready(readable, writable))
+            events = watched.ready(readable, writable)
+            if events or writable:  # only a part of a line read leaves the board as it was
+                self._deadlines.pop(id(watched.board), None)
+            items.extend((watched.board, event) for event in events)
         return items
 
     def watch(self, fd: int, watched: Watched, *, writes: bool = False) -> None:
@@ -250,6 +269,7 @@ class RefereeLoop:
     def _end(self, board: LoopBoard, error: Exception | None) -> None:
         if board in self._boards:
             self._boards.remove(board)
+            self._deadlines.pop(id(board), None)
             board.end(error)
 
     def _guarded(self, board: LoopBoard, work: Callable[..., None], *args: object) -> None:
@@ -265,6 +285,7 @@ class RefereeLoop:
         work()
 
     def _stalled(self, since: float, until: float) -> None:
+        self._deadlines.clear()
         for board in list(self._boards):
             if not board.done:
                 self._guarded(board, board.on_stall, since, until)
