@@ -23,6 +23,7 @@ from serialref.events import (
     MatchEnded,
     MatchEvent,
     MovePlayed,
+    RecordSent,
 )
 from serialref.referee.match import MatchReferee, MatchState
 from serialref.referee.openings import Opening
@@ -178,6 +179,41 @@ def test_inform_and_first_respond_wait_for_the_reset_delay(match: Harness) -> No
     ]
     assert match.lines("b")[1:] == [inform]
     assert match.referee.state is MatchState.IN_GAME
+
+
+def test_the_respond_leaves_before_the_reply_and_its_move_are_recorded(match: Harness) -> None:
+    match.start_game()
+    recorded_at_write: list[int] = []
+    send = match.wire.send
+
+    def send_noting_the_record(port: str, text: str, *, notify: bool = False) -> float:
+        recorded_at_write.append(len(match.events.events))
+        return send(port, text, notify=notify)
+
+    match.wire.send = send_noting_the_record  # type: ignore[method-assign]
+    before = len(match.events.events)
+    match.move("a", "e4", op("ce", "31"), think=2.5)
+    # The opponent's clock waits for nothing the journal or the PGN do.
+    assert recorded_at_write == [before]
+    after = match.events.events[before:]
+    assert [type(event) for event in after] == [LineReceived, RecordSent, MovePlayed]
+    reply, respond, played = after
+    assert "refreq reply" in reply.text and "refcom respond" in respond.text
+    assert (played.san, played.analysis, played.moves_made) == ("e4", {"ce": "31"}, (1, 0))
+    assert played.consumed == pytest.approx((2.5, 0.0))
+    assert played.remaining == pytest.approx((60 - 2.5 + 1, 60))
+
+
+def test_a_line_whose_handling_fails_is_recorded_all_the_same(match: Harness) -> None:
+    match.start_game()
+
+    def broken_send(port: str, text: str, *, notify: bool = False) -> float:
+        raise OSError("the port broke in a way nobody expected")
+
+    match.wire.send = broken_send  # type: ignore[method-assign]
+    with pytest.raises(OSError):
+        match.move("a", "e4")
+    assert "refreq reply" in match.events.of(LineReceived)[-1].text
 
 
 def test_respond_carries_the_position_before_the_move_and_the_move(match: Harness) -> None:

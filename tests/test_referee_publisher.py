@@ -136,10 +136,27 @@ def test_an_observer_raising_a_recorder_error_is_only_detached() -> None:
     assert harness.events("recorder2") == [EVENT, NEXT]
 
 
-def test_a_line_acted_on_is_recorded_with_the_wall_time() -> None:
+def test_a_line_acted_on_is_recorded_with_the_wall_time_once_released() -> None:
     harness = Harness(recorders=1, observers=0)
     harness.publisher.received("a", "refreq sign_on;", 12.5)
+    assert harness.events() == []
+    harness.publisher.release_held()
+    harness.publisher.release_held()
     assert harness.events() == [LineReceived(port="a", text="refreq sign_on;", wall=WALL, at=12.5)]
+
+
+def test_a_held_line_keeps_its_place_before_any_later_event() -> None:
+    harness = Harness(recorders=1, observers=1)
+    harness.publisher.received("a", "refreq reply; sm e4;", 12.5)
+    harness.publisher.publish(EVENT)
+    harness.publisher.received("b", "refreq sign_off;", 13.0)
+    harness.publisher.received("a", "refreq sign_off;", 13.5)
+    harness.publisher.sync()
+    line = LineReceived(port="a", text="refreq reply; sm e4;", wall=WALL, at=12.5)
+    off_b = LineReceived(port="b", text="refreq sign_off;", wall=WALL, at=13.0)
+    off_a = LineReceived(port="a", text="refreq sign_off;", wall=WALL, at=13.5)
+    assert harness.events() == [line, EVENT, off_b, off_a, "sync"]
+    assert harness.events("observer1") == [line, EVENT, off_b, off_a]
 
 
 def test_ignored_lines_are_recorded_a_few_per_second_then_counted(

@@ -5,8 +5,8 @@ written before anything else can be lost: one line per event, flushed at once
 (a process that dies loses nothing the kernel has), and synced to disk for every
 event a restore depends on (a player signing on or off, a game starting or ending,
 the match starting or ending, a game reaching the PGN file) before the referee goes
-on. A move is the one exception: the referee publishes it once the ``respond`` that
-relays it has left, and it is synced by :meth:`JournalRecorder.sync`, which the
+on. A move is the one exception: the referee publishes it (and the reply that played
+it) once the ``respond`` that relays it has left, and it is synced by :meth:`JournalRecorder.sync`, which the
 referee calls before it waits for the next line, so neither the entry nor the disk's
 latency is in the player's turnaround. A crash between the ``respond`` and the entry,
 or a power cut before the sync, loses at most that move, which a restart then asks

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import chess
 
@@ -31,6 +31,7 @@ __all__ = [
     "Verdict",
     "judge_reply",
     "positions_match",
+    "reply_analysis",
     "variant_verdict",
     "wrong_position",
 ]
@@ -221,7 +222,6 @@ class Ruling:
     move: chess.Move | None = None
     draw_offer: bool = False
     notes: tuple[str, ...] = ()
-    analysis: dict[str, str] = field(default_factory=dict)
 
 
 # Pairs the EPD spec (6.9-6.12, 6.25) says must not appear together.
@@ -283,14 +283,11 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
     The game is not changed; the caller pushes the move of a MOVE ruling.
     """
     board = game.board
-    analysis = {
-        opcode: " ".join(record.operand_texts(opcode)) for opcode in _ANALYSIS if opcode in record
-    }
     for first, second in _CONTRADICTIONS:
         if first in record and second in record:
             return Ruling(ReplyKind.INFRACTION, f"contradictory opcodes {first} and {second}")
     if "resign" in record:
-        return Ruling(ReplyKind.RESIGN, f"{_colour(board.turn)} resigns", analysis=analysis)
+        return Ruling(ReplyKind.RESIGN, f"{_colour(board.turn)} resigns")
 
     notes: list[str] = []
     move: chess.Move | None = None
@@ -302,7 +299,7 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
 
     if "draw_accept" in record:
         if offer_pending:
-            return Ruling(ReplyKind.DRAW_AGREED, "draw agreed", analysis=analysis)
+            return Ruling(ReplyKind.DRAW_AGREED, "draw agreed")
         if move is None:
             return Ruling(
                 ReplyKind.INFRACTION, "draw_accept without a draw offer and without a move"
@@ -314,11 +311,9 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
         if reason is None and move is not None:
             reason = game.claim_reason(move)
             if reason is not None:
-                return Ruling(
-                    ReplyKind.DRAW_CLAIMED, f"draw claimed: {reason}", move=move, analysis=analysis
-                )
+                return Ruling(ReplyKind.DRAW_CLAIMED, f"draw claimed: {reason}", move=move)
         elif reason is not None:
-            return Ruling(ReplyKind.DRAW_CLAIMED, f"draw claimed: {reason}", analysis=analysis)
+            return Ruling(ReplyKind.DRAW_CLAIMED, f"draw claimed: {reason}")
         if move is None:
             return Ruling(ReplyKind.INFRACTION, "draw claim that does not hold, without a move")
         notes.append("draw claim does not hold: the move stands")
@@ -332,5 +327,11 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
         move=move,
         draw_offer="draw_offer" in record,
         notes=tuple(notes),
-        analysis=analysis,
     )
+
+
+def reply_analysis(record: EpdRecord) -> dict[str, str]:
+    """What a reply says of its search (``ce``, ``acn``, ``acs``, ``pv``), for the record."""
+    return {
+        opcode: " ".join(record.operand_texts(opcode)) for opcode in _ANALYSIS if opcode in record
+    }

@@ -42,6 +42,7 @@ from serialref.referee.adjudication import (
     Verdict,
     judge_reply,
     positions_match,
+    reply_analysis,
     wrong_position,
 )
 from serialref.referee.gamestates import TRANSITIONS, GameState, ResumedGame
@@ -65,13 +66,7 @@ class GameReferee:
     end: Callable[..., bool]
     restart: Callable[..., bool]
 
-    def __init__(
-        self,
-        number: int,
-        host: GameHost,
-        *,
-        resumed: ResumedGame | None = None,
-    ) -> None:
+    def __init__(self, number: int, host: GameHost, *, resumed: ResumedGame | None = None) -> None:
         """A new game (resets go out, the reset delay runs) or a ``resumed`` one."""
         self.number = number
         self._host = host
@@ -242,20 +237,22 @@ class GameReferee:
             # A move that ends the game by itself (a mate above all) ends it before any claim.
             verdict = None
             if ruling.move is not None:
-                self._host.publish(self._play(ruling, thought_at))
+                self._host.publish(self._move_played(record, *self._play(ruling, thought_at)))
                 verdict = self.game.automatic_verdict()
             self.end(verdict or Verdict.draw(ruling.reason), at=thought_at)
         else:
             played = self._play(ruling, thought_at)
             verdict = self.game.automatic_verdict()
             if verdict is not None:
-                self._host.publish(played)
+                self._host.publish(self._move_played(record, *played))
                 self.end(verdict, at=thought_at)
             else:
                 # The move is recorded once the opponent's respond has left: the journal
                 # and the PGN are off the critical path (README, "The transcript journal").
-                self._send_respond(other_port(port), played.san)
-                self._host.publish(played)
+                # The clocks are read after it too: starting the opponent's move changes
+                # neither side's time used nor its moves made.
+                self._send_respond(other_port(port), played[0])
+                self._host.publish(self._move_played(record, *played))
 
     def start_restored(self) -> None:
         """A resumed game: restore the players present; a PLAYING one asks the side to move."""
@@ -359,26 +356,32 @@ class GameReferee:
         session.note_respond(game.fen)
         self._moves.asked(port, game.turn, left_at)
 
-    def _play(self, ruling: Ruling, at: float) -> MovePlayed:
-        """Accept the ruling's move, its thinking having ended at ``at``; returns the event
-        to publish, the clocks as the move left them."""
+    def _play(self, ruling: Ruling, at: float) -> tuple[str, float, bool]:
+        """Accept the ruling's move, its thinking having ended at ``at``; returns its SAN,
+        the time charged for it and whether it offers a draw."""
         assert ruling.move is not None
-        clock = self.clock
-        elapsed = clock.stop(at)
+        elapsed = self.clock.stop(at)
         san = self.game.push(ruling.move)
         self._offer_pending = ruling.draw_offer
+        return san, elapsed, ruling.draw_offer
+
+    def _move_played(
+        self, record: EpdRecord, san: str, elapsed: float, draw_offer: bool
+    ) -> MovePlayed:
+        """The event of the move just played, the clocks as the move left them."""
+        clock = self.clock
         return MovePlayed(
             game=self.number,
             ply=len(self.game.board.move_stack) - len(self.opening_moves),
             san=san,
-            uci=ruling.move.uci(),
+            uci=self.game.board.peek().uci(),
             elapsed=elapsed,
             remaining=(clock.remaining(chess.WHITE), clock.remaining(chess.BLACK)),
             consumed=(clock.consumed(chess.WHITE), clock.consumed(chess.BLACK)),
             moves_made=(clock.moves_made(chess.WHITE), clock.moves_made(chess.BLACK)),
             fen=self.game.fen,
-            draw_offer=ruling.draw_offer,
-            analysis=ruling.analysis,
+            draw_offer=draw_offer,
+            analysis=reply_analysis(record),
         )
 
     def _infraction(self, port: str, ruling: Ruling, text: str, at: float) -> None:

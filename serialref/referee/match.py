@@ -1,13 +1,11 @@
 """The referee of one match between the players on two ports (EPD spec section 8).
 
-:class:`MatchReferee` is driven by one thread: it is handed every line event from
-both ports, the departures of records a port could not take at once, the
-referee's own stalls, and is woken at its deadlines (the reset and conclude
-delays, a flag fall, a rejoin window). It decides, sends records through a
-:class:`Wire` and publishes :mod:`serialref.events`: to its recorders, in order
-(a journal that cannot be written stops the match, PROTOCOL.md 7), then to its
-observers (one that fails is detached). It never sleeps and never reads a port,
-so tests drive it with a fake clock and a fake wire.
+:class:`MatchReferee` is driven by one thread: it is handed every line event from both
+ports, the departures of records a port could not take at once, the referee's own
+stalls, and is woken at its deadlines (reset and conclude delays, a flag fall, a rejoin
+window). It decides, sends records through a :class:`Wire` and publishes
+:mod:`serialref.events` (:class:`serialref.referee.publisher.Publisher`). It never
+sleeps and never reads a port, so tests drive it with a fake clock and a fake wire.
 
 The match is a ``transitions`` state machine declared as one table: waiting for
 players, in a game (:class:`serialref.referee.game.GameReferee`), between games, done.
@@ -214,30 +212,31 @@ class MatchReferee:
         """A line arrived on ``port``; its line end came at ``at``."""
         if self.done:
             return
-        try:
-            record = parse_record(text)
-            request = records.player_request(record)
-        except (RecordError, UnexpectedRecordError) as exc:
-            self.ignored(port, text, at, f"not a player request: {exc}")
-            return
-        session = self.sessions[port]
-        if request is Refreq.SIGN_ON:
-            if session.signed_on and self._wire.waiting(port):
-                # The answer to its last sign_on has not even been read: a flood.
-                self.ignored(port, text, at, "sign_on while the last answer waits to be read")
+        with self._publisher.acting_on_line():
+            try:
+                record = parse_record(text)
+                request = records.player_request(record)
+            except (RecordError, UnexpectedRecordError) as exc:
+                self.ignored(port, text, at, f"not a player request: {exc}")
                 return
-            self.received(port, text, at)
-            self._on_sign_on(port, record)
-        elif not session.signed_on:
-            self.ignored(port, text, at, f"{request.value} from a player that is not signed on")
-        elif request is Refreq.REPLY:
-            self._on_reply(port, record, text, at)
-        elif request is Refreq.SIGN_OFF:
-            self.received(port, text, at)
-            self._on_gone(port, "signed off", signed_off=True)
-        else:
-            self.received(port, text, at)
-            self._on_player_fault(port, record, text)
+            session = self.sessions[port]
+            if request is Refreq.SIGN_ON:
+                if session.signed_on and self._wire.waiting(port):
+                    # The answer to its last sign_on has not even been read: a flood.
+                    self.ignored(port, text, at, "sign_on while the last answer waits to be read")
+                    return
+                self.received(port, text, at)
+                self._on_sign_on(port, record)
+            elif not session.signed_on:
+                self.ignored(port, text, at, f"{request.value} from a player that is not signed on")
+            elif request is Refreq.REPLY:
+                self._on_reply(port, record, text, at)
+            elif request is Refreq.SIGN_OFF:
+                self.received(port, text, at)
+                self._on_gone(port, "signed off", signed_off=True)
+            else:
+                self.received(port, text, at)
+                self._on_player_fault(port, record, text)
 
     def on_malformed(self, port: str, reason: str, preview: str, at: float) -> None:
         """Line noise: logged and counted within limits, never acted on (PROTOCOL.md 1, 7)."""

@@ -5,7 +5,11 @@ stops recording at once, so that nothing reaches the record after a gap, and han
 failure to the match, which tells the players (PROTOCOL.md 7). An observer's failure
 costs only that observer: it is logged and sees no more of the match.
 
-Lines the referee acts on are recorded one by one. Lines it ignores (noise, stale or
+Lines the referee acts on are recorded one by one, each once the referee has acted on
+it: a reply's entry is written after the ``respond`` that relays its move has left, so
+the opponent's clock does not wait for the journal. The entry keeps its place all the
+same, because any other entry (the respond's own, first of all) writes it first.
+Lines it ignores (noise, stale or
 out-of-turn replies) are recorded a few per second per port, then counted
 (:class:`serialref.referee.session.IgnoredLines`), so a flood costs bounded space.
 """
@@ -13,7 +17,8 @@ out-of-turn replies) are recorded a few per second per port, then counted
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from serialref.errors import RecorderError
 from serialref.events import LineReceived, LinesIgnored, MatchEvent, MatchListener, Recorder
@@ -41,9 +46,15 @@ class Publisher:
         self._wall = wall_clock
         self._on_storage_failure = on_storage_failure
         self._ignored_lines = {port: IgnoredLines() for port in PORTS}
+        self._held: LineReceived | None = None
 
     def publish(self, event: MatchEvent) -> None:
         """Recorders first, in order; a recorder that fails stops the recording."""
+        if self._held is not None:
+            self.release_held()
+        self._deliver(event)
+
+    def _deliver(self, event: MatchEvent) -> None:
         for recorder in self._recorders:
             try:
                 recorder.handle(event)
@@ -59,6 +70,7 @@ class Publisher:
 
     def sync(self) -> None:
         """Make what the recorders wrote in the step just handled durable."""
+        self.release_held()
         for recorder in self._recorders:
             try:
                 recorder.sync()
@@ -67,8 +79,25 @@ class Publisher:
                 raise
 
     def received(self, port: str, text: str, at: float) -> None:
-        """Record a line the referee acts on."""
-        self.publish(LineReceived(port=port, text=text, wall=self._wall(), at=at))
+        """Record a line the referee acts on: held until :meth:`release_held`, or until
+        any other event is published, whichever comes first."""
+        self.release_held()
+        self._held = LineReceived(port=port, text=text, wall=self._wall(), at=at)
+
+    @contextmanager
+    def acting_on_line(self) -> Iterator[None]:
+        """While the referee acts on a line: the line is recorded at the latest on leaving,
+        even when acting on it failed."""
+        try:
+            yield
+        finally:
+            self.release_held()
+
+    def release_held(self) -> None:
+        """Publish the line held by :meth:`received`, if any (the line has been acted on)."""
+        held, self._held = self._held, None
+        if held is not None:
+            self._deliver(held)
 
     def ignored(self, port: str, text: str, at: float, reason: str) -> None:
         """Record a line the referee does not act on: a few per second, then a count."""
