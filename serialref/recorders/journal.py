@@ -6,12 +6,12 @@ written before anything else can be lost: one line per event, flushed at once
 event a restore depends on (a player signing on or off, a game starting or ending,
 the match starting or ending, a game reaching the PGN file) before the referee goes
 on. A move is the one exception: the referee publishes it (and the reply that played
-it) once the ``respond`` that relays it has left, and it is synced by :meth:`JournalRecorder.sync`, which the
-referee calls before it waits for the next line, so neither the entry nor the disk's
-latency is in the player's turnaround. A crash between the ``respond`` and the entry,
-or a power cut before the sync, loses at most that move, which a restart then asks
-for again; the opponent, restored to the position before it, finds its answer out of
-turn (PROTOCOL.md 6, 7).
+it) once the ``respond`` that relays it has left, and it is synced by
+:meth:`JournalRecorder.sync`, which the referee calls before it waits for the next
+line, so neither the entry nor the disk's latency is in the player's turnaround. A
+crash between the ``respond`` and the entry, or a power cut before the sync, loses at
+most that move, which a restart then asks for again; the opponent, restored to the
+position before it, finds its answer out of turn (PROTOCOL.md 6, 7).
 The chatter of the line (records sent and received, infractions) is flushed but
 not synced: losing its last lines in a power cut costs no game state.
 
