@@ -8,7 +8,7 @@ builder :meth:`EpdRecord.from_board` makes the record of a python-chess board.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, KeysView
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -83,6 +83,11 @@ class EpdRecord:
 
     def __contains__(self, opcode: object) -> bool:
         return opcode in self._by_opcode
+
+    @property
+    def opcodes(self) -> KeysView[str]:
+        """The opcodes present, as a set-like view: a dozen questions at no call apiece."""
+        return self._by_opcode.keys()
 
     def operand_texts(self, opcode: str) -> tuple[str, ...]:
         """The operand values of ``opcode``; () when it is absent."""

@@ -95,7 +95,7 @@ class GameBoard:
         self._variant = type(board) is not chess.Board
         if self._variant:
             self.automatic_verdict = self._variant_verdict  # type: ignore[method-assign]
-        self.fen = self._text.fen()
+        self._fen: str | None = self._text.fen()
         self.previous_fen = self.fen
         if board.move_stack:
             before = board.copy(stack=1)
@@ -106,16 +106,24 @@ class GameBoard:
     def turn(self) -> chess.Color:
         return self.board.turn
 
+    @property
+    def fen(self) -> str:
+        """The position's FEN (en passant after every double push), written when first asked:
+        the ``respond`` after a move carries the FEN before it, and leaves without this one."""
+        if self._fen is None:
+            self._fen = self._text.fen()
+        return self._fen
+
     def occurrences(self) -> int:
         """How often the current position has occurred (spec 6.22 ``rc``)."""
         return self._counts[self.board._transposition_key()]
 
     def push(self, move: chess.Move) -> str:
         """Play ``move``; returns it in SAN (python-chess computes both in one push)."""
+        self.previous_fen = self.fen
         san = self._text.san_and_push(move)
         self._counts[self.board._transposition_key()] += 1
-        self.previous_fen = self.fen
-        self.fen = self._text.fen()
+        self._fen = None
         return san
 
     def _variant_verdict(self) -> Verdict | None:
@@ -282,22 +290,22 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
     ``offer_pending`` says the opponent offered a draw with its last move.
     The game is not changed; the caller pushes the move of a MOVE ruling.
     """
-    board = game.board
+    board, opcodes = game.board, record.opcodes
     for first, second in _CONTRADICTIONS:
-        if first in record and second in record:
+        if first in opcodes and second in opcodes:
             return Ruling(ReplyKind.INFRACTION, f"contradictory opcodes {first} and {second}")
-    if "resign" in record:
+    if "resign" in opcodes:
         return Ruling(ReplyKind.RESIGN, f"{_colour(board.turn)} resigns")
 
     notes: list[str] = []
     move: chess.Move | None = None
-    if "sm" in record:
+    if "sm" in opcodes:
         try:
             move = record.move("sm", board)
         except RecordError as exc:
             return Ruling(ReplyKind.INFRACTION, f"illegal or unreadable move: {exc.reason}")
 
-    if "draw_accept" in record:
+    if "draw_accept" in opcodes:
         if offer_pending:
             return Ruling(ReplyKind.DRAW_AGREED, "draw agreed")
         if move is None:
@@ -306,7 +314,7 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
             )
         notes.append("draw_accept ignored: no draw was offered")
 
-    if "draw_claim" in record:
+    if "draw_claim" in opcodes:
         reason = game.claim_reason()
         if reason is None and move is not None:
             reason = game.claim_reason(move)
@@ -325,7 +333,7 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
     return Ruling(
         ReplyKind.MOVE,
         move=move,
-        draw_offer="draw_offer" in record,
+        draw_offer="draw_offer" in opcodes,
         notes=tuple(notes),
     )
 
