@@ -241,18 +241,18 @@ class GameReferee:
                 verdict = self.game.automatic_verdict()
             self.end(verdict or Verdict.draw(ruling.reason), at=thought_at)
         else:
-            played = self._play(ruling, thought_at)
+            san, elapsed, draw_offer = self._play(ruling, thought_at)
             verdict = self.game.automatic_verdict()
             if verdict is not None:
-                self._host.publish(self._move_played(record, *played))
+                self._host.publish(self._move_played(record, san, elapsed, draw_offer))
                 self.end(verdict, at=thought_at)
             else:
                 # The move is recorded once the opponent's respond has left: the journal
                 # and the PGN are off the critical path (README, "The transcript journal").
                 # The clocks are read after it too: starting the opponent's move changes
                 # neither side's time used nor its moves made.
-                self._send_respond(other_port(port), played[0])
-                self._host.publish(self._move_played(record, *played))
+                self._send_respond(other_port(port), san)
+                self._host.publish(self._move_played(record, san, elapsed, draw_offer))
 
     def start_restored(self) -> None:
         """A resumed game: restore the players present; a PLAYING one asks the side to move."""
