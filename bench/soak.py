@@ -189,6 +189,9 @@ def check(soak: Soak, code: int, games: int) -> bool:
     infractions = [entry["reason"] for entry in ended if entry["termination"] == "rules infraction"]
     for reason in infractions:
         print(f"INFRACTION: {reason}")
+    for entry in ended:
+        if entry["termination"] == "emergency":  # a player gave up: its log says why
+            print(f"game {entry['game']} unfinished: {entry['reason']}")
     ok = (
         code == 0
         and rounds == [str(number) for number in range(1, games + 1)]
