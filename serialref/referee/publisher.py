@@ -8,10 +8,10 @@ costs only that observer: it is logged and sees no more of the match.
 Lines the referee acts on are recorded one by one, each once the referee has acted on
 it: a reply's entry is written after the ``respond`` that relays its move has left, so
 the opponent's clock does not wait for the journal. The entry keeps its place all the
-same, because any other entry (the respond's own, first of all) writes it first.
-Lines it ignores (noise, stale or
-out-of-turn replies) are recorded a few per second per port, then counted
-(:class:`serialref.referee.session.IgnoredLines`), so a flood costs bounded space.
+same, because any other entry (the respond's own, first of all) writes it first. Lines
+it ignores (noise, stale or out-of-turn replies) are recorded a few per second per
+port, then counted (:class:`serialref.referee.session.IgnoredLines`), so a flood costs
+bounded space.
 """
 
 from __future__ import annotations
@@ -50,8 +50,7 @@ class Publisher:
 
     def publish(self, event: MatchEvent) -> None:
         """Recorders first, in order; a recorder that fails stops the recording."""
-        if self._held is not None:
-            self.release_held()
+        self.release_held()
         self._deliver(event)
 
     def _deliver(self, event: MatchEvent) -> None:
