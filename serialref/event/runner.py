@@ -32,7 +32,7 @@ from typing import TextIO
 from serialref.appliance.assembly import assemble_match
 from serialref.appliance.config import load_config
 from serialref.elo import Score
-from serialref.errors import ConfigError, SerialrefError, recorder_error
+from serialref.errors import ConfigError, RecorderError, SerialrefError, recorder_error
 from serialref.event.audience import EventAudience
 from serialref.event.config import EventConfig
 from serialref.event.pairings import Pairing
@@ -82,7 +82,8 @@ class EventRunner:
         self._out = out
         self._pairings = config.pairings()
         self._players = {player.name: player for player in config.players}
-        self._tcp = TcpSeats(config.players)
+        self._journal_lock = threading.Lock()  # the seats' threads record refusals too
+        self._tcp = TcpSeats(config.players, record=self._record_refusal)
         self.audience = EventAudience(config, self.request_stop)
         self._loop = RefereeLoop()
         self._done: queue.SimpleQueue[_BoardDone | _LoopFailed] = queue.SimpleQueue()
@@ -365,12 +366,20 @@ class EventRunner:
 
     def _append(self, entry: dict[str, object]) -> None:
         try:
-            with self.journal.open("a", encoding="utf-8") as handle:
+            with self._journal_lock, self.journal.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry) + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:
             raise recorder_error("write", self.journal, exc) from exc
+
+    def _record_refusal(self, entry: dict[str, object]) -> None:
+        """A TCP seat's refusal, in the event's journal; one that cannot be written is only
+        logged (a full disk is for the boards' journals to stop the event on)."""
+        try:
+            self._append(entry)
+        except RecorderError as exc:
+            LOGGER.warning("%s", exc)
 
     def _write_event_pgn(self) -> None:
         """The event's PGN: the pairings' files one after another, replaced at once."""
