@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+from contextlib import suppress
 from pathlib import Path
 
 from serialref.control.protocol import MAX_LINE, Reply, Request, decode_reply, encode_request
@@ -33,7 +34,9 @@ def send_request(path: Path, request: Request, *, timeout: float = 10.0) -> Repl
         connection.settimeout(timeout)
         try:
             connection.connect(str(path))
-            connection.sendall(encode_request(request))
+            # A referee that answered before it heard us (too many clients) said why: read it.
+            with suppress(BrokenPipeError, ConnectionResetError):
+                connection.sendall(encode_request(request))
             data = b""
             while not data.endswith(b"\n") and len(data) <= MAX_LINE:
                 chunk = connection.recv(65536)

@@ -12,13 +12,17 @@ ways a naive loop handles badly:
   backlog meanwhile, or are turned away by the kernel once it is full.
 - The peer gave up before it was accepted (``ECONNABORTED``, ``EPROTO``, a firewall's
   ``EPERM``): nothing to do but carry on.
-- Peers never hold the referee's last :data:`RESERVE` descriptors. Descriptors are
-  handed out lowest first, so every descriptor below a new connection's is in use;
-  one numbered at or above the soft limit less the reserve is closed at once. Every
-  peer's descriptor is then below that line, so peers together hold at most the limit
-  less the reserve, and the journal, the PGN file and a pairing's ports always find one.
+- Peers never hold the referee's last descriptors. Descriptors are handed out lowest
+  first, so every descriptor below a new connection's is in use; one numbered at or
+  above the soft limit less the server's reserve is closed at once. Every peer's
+  descriptor is then below that line, so peers of that kind together hold at most the
+  limit less the reserve. The reserves rank the peers: the audience
+  (:data:`AUDIENCE_RESERVE`) stops first, then players and strangers at the seats
+  (:data:`PLAYER_RESERVE`), then the supervisor (:data:`SUPERVISOR_RESERVE`), and the
+  last descriptors are the referee's own: the journal, the PGN file and a pairing's
+  ports always find one, and ``ctl status`` answers under any audience.
 
-Each kind of trouble is logged once per :data:`~serialref.wire.ratelimit.LOG_WINDOW`
+Each kind of trouble is logged a few times per :data:`~serialref.wire.ratelimit.LOG_WINDOW`
 with a count of the rest (:class:`~serialref.wire.ratelimit.CountedLog`).
 """
 
@@ -35,12 +39,26 @@ from collections.abc import Callable
 from serialref.wire.address import format_address
 from serialref.wire.ratelimit import CountedLog
 
-__all__ = ["PAUSE", "RESERVE", "Acceptor", "descriptor_ceiling"]
+__all__ = [
+    "AUDIENCE_RESERVE",
+    "PAUSE",
+    "PLAYER_RESERVE",
+    "SUPERVISOR_RESERVE",
+    "Acceptor",
+    "descriptor_ceiling",
+]
 
 LOGGER = logging.getLogger(__name__)
 
-RESERVE = 128
-"""Descriptors left to the referee itself (ports, files, players): never given to a peer."""
+AUDIENCE_RESERVE = 256
+"""Descriptors never given to the audience (Style 12, web): the players', the supervisor's
+and the referee's own."""
+
+PLAYER_RESERVE = 128
+"""Descriptors never given to a connection at a seat (or the standby's listener)."""
+
+SUPERVISOR_RESERVE = 32
+"""Descriptors never given to a control client: the referee's own (files, ports, players)."""
 
 PAUSE = 1.0
 """Seconds a listener is left alone after the system ran out of descriptors or buffers."""
@@ -48,27 +66,33 @@ PAUSE = 1.0
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
-def descriptor_ceiling() -> int:
+def descriptor_ceiling(reserve: int) -> int:
     """The lowest descriptor number a peer's connection may not have (see the module doc).
 
-    Half the soft limit when the limit is so low that the reserve would leave peers
-    nothing; unbounded when the process has no limit.
+    The reserve is at most half the soft limit, so a low limit still leaves peers
+    some; no ceiling when the process has no limit.
     """
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return 2**31
-    return soft - min(RESERVE, soft // 2)
+    return soft - min(reserve, soft // 2)
 
 
 class Acceptor:
-    """Accepts on a non-blocking listener for a server named ``name`` (used in its log)."""
+    """Accepts on a listener for a server named ``name``, leaving ``reserve`` descriptors.
 
-    def __init__(self, listener: socket.socket, name: str, *,
+    ``logger`` is the server's own: its warnings read as the server's.
+    """
+
+    def __init__(self, listener: socket.socket, name: str, *, reserve: int,
+                 logger: logging.Logger = LOGGER,
                  clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
         listener.setblocking(False)
         self._listener = listener
+        self._reserve = reserve
+        self._name = name
         self._clock = clock
-        self.log = CountedLog(LOGGER, name, clock=clock)
+        self.log = CountedLog(logger, name, clock=clock)
         """Where the server logs its own refusals too, counted alike."""
         self.paused_until = -math.inf
         """While the clock is before this, the server does not watch the listener."""
@@ -91,14 +115,14 @@ class Acceptor:
             if exc.errno in _OUT_OF_RESOURCES:
                 self.paused_until = self._clock() + PAUSE
                 self.log.note(f"accept failed ({errno.errorcode.get(exc.errno or 0, '?')})",
-                              f"cannot accept connections: {exc.strerror}; "
+                              f"{self._name}: cannot accept connections: {exc.strerror}; "
                               f"waiting {PAUSE:g} s")  # fmt: skip
             return None
-        if connection.fileno() >= descriptor_ceiling():
+        if connection.fileno() >= descriptor_ceiling(self._reserve):
             connection.close()
             self.log.note("no descriptor to spare",
-                          "refused a connection: the descriptors left are the referee's own "
-                          "(raise LimitNOFILE / ulimit -n for more peers)")  # fmt: skip
+                          f"{self._name}: refused a connection: the descriptors left are for "
+                          "others (raise LimitNOFILE, ulimit -n, for more)")  # fmt: skip
             return None
         connection.setblocking(False)
         return connection, _peer_text(peer)

@@ -61,14 +61,14 @@ class BurstLimit:
 
 
 class CountedLog:
-    """A server's warnings: per kind, the first of each window in full, the rest as a count.
+    """A server's warnings: per kind, ``burst`` per window in full, the rest as a count.
 
     ``kind`` must come from a fixed set (never from what a peer sent), so the limits
     themselves stay few. The owner calls :meth:`settle` when :meth:`due` comes, so a
     count is told even when the flood has stopped, and :meth:`close` at the end.
     """
 
-    def __init__(self, logger: logging.Logger, name: str, *, burst: int = 1,
+    def __init__(self, logger: logging.Logger, name: str, *, burst: int = 5,
                  window: float = LOG_WINDOW,
                  clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
         self._logger = logger
@@ -79,14 +79,17 @@ class CountedLog:
         self._limits: dict[str, BurstLimit] = {}
 
     def note(self, kind: str, message: str) -> bool:
-        """Log ``message`` unless ``kind`` had its share of this window; True when logged."""
+        """Log ``message`` unless ``kind`` had its share of this window; True when logged.
+
+        The message is logged as it is; the count, later, names the server and the kind.
+        """
         limit = self._limits.get(kind)
         if limit is None:
             limit = self._limits[kind] = BurstLimit(self._burst, self._window)
         admitted, left_out = limit.admit(self._clock())
         self._tell_count(kind, left_out)
         if admitted:
-            self._logger.warning("%s: %s", self._name, message)
+            self._logger.warning("%s", message)
         return admitted
 
     def due(self) -> float:

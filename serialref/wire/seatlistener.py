@@ -40,7 +40,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 from serialref.errors import PortOpenError, escape
-from serialref.wire.acceptor import Acceptor
+from serialref.wire.acceptor import PLAYER_RESERVE, Acceptor
 from serialref.wire.address import Address, format_address
 from serialref.wire.framing import MAX_LINE
 from serialref.wire.ratelimit import BurstLimit
@@ -153,7 +153,8 @@ class SeatListener:
         except OSError as exc:
             raise PortOpenError(f"cannot listen on {self.address}: {exc.strerror or exc}") from exc
         self._server = server
-        self._acceptor = Acceptor(server, f"seats on {self}")
+        self._acceptor = Acceptor(server, f"seats on {self}", reserve=PLAYER_RESERVE,
+                                  logger=LOGGER)  # fmt: skip
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         self._thread = threading.Thread(target=self._serve, name=f"seats {self}", daemon=True)
