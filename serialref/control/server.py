@@ -79,6 +79,7 @@ class ControlServer:
         self.recent = RecentLines()
         self._boards: dict[int, _Board] = {}
         self._event: str | None = None
+        self._open_seats: tuple[str, ...] = ()
         self._stop_event: Callable[[str], None] | None = None
         self._clients: set[threading.Thread] = set()
         self._lock = threading.Lock()
@@ -97,12 +98,15 @@ class ControlServer:
         self._thread.start()
         LOGGER.info("control socket: %s", self.path)
 
-    def start_event(self, name: str, stop: Callable[[str], None]) -> None:
+    def start_event(self, name: str, stop: Callable[[str], None], *,
+                    open_seats: tuple[str, ...] = ()) -> None:  # fmt: skip
         """Take connections for the event ``name``, whose boards come with :meth:`add_board`.
 
         ``stop`` ends the event in order: ``abort`` without a board calls it.
+        ``open_seats`` names the players whose TCP seat anyone may take (``status`` says so).
         """
         self._event, self._stop_event = name, stop
+        self._open_seats = open_seats
         self._thread.start()
         LOGGER.info("control socket: %s", self.path)
 
@@ -231,7 +235,8 @@ class ControlServer:
             reply = self._ask_board(boards, Request("status", (), number), uid)
             if reply.ok and reply.status is not None:
                 shown.append(reply.status)
-        event = {"name": self._event, "boards": [status["board"] for status in shown]}
+        event = {"name": self._event, "boards": [status["board"] for status in shown],
+                 "open_seats": list(self._open_seats)}  # fmt: skip
         return Reply(True, {"event": event, "boards": shown})
 
     def _ask(self, board: _Board, request: Request, uid: int) -> Reply:

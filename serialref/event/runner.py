@@ -43,6 +43,7 @@ from serialref.event.sprt import SprtDecision
 from serialref.event.standings import Standings, standings
 from serialref.event.tcpseats import TcpSeats
 from serialref.events import MatchEnded
+from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import read_journal
 from serialref.referee.daemon import MatchBoard
 from serialref.referee.loop import RefereeLoop, stop_signals
@@ -116,7 +117,7 @@ class EventRunner:
     def run(self) -> bool:
         """Play every pairing not yet complete; True when the whole event is."""
         try:
-            self.config.directory.mkdir(parents=True, exist_ok=True)
+            self.config.directory.mkdir(mode=0o750, parents=True, exist_ok=True)
         except OSError as exc:
             raise recorder_error("create", self.config.directory, exc) from exc
         complete = self._open_journal()
@@ -366,7 +367,9 @@ class EventRunner:
 
     def _append(self, entry: dict[str, object]) -> None:
         try:
-            with self._journal_lock, self.journal.open("a", encoding="utf-8") as handle:
+            with self._journal_lock, open(
+                self.journal, "a", encoding="utf-8", opener=private_file
+            ) as handle:
                 handle.write(json.dumps(entry) + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -387,7 +390,7 @@ class EventRunner:
         parts = [self._path(p, ".pgn") for p in self._pairings]
         temporary = target.with_name(target.name + ".new")
         try:
-            with temporary.open("w", encoding="utf-8") as out:
+            with open(temporary, "w", encoding="utf-8", opener=private_file) as out:
                 for part in parts:
                     if part.exists():
                         text = part.read_text(encoding="utf-8").strip()

@@ -38,6 +38,7 @@ from pathlib import Path
 from types import TracebackType
 
 from serialref.errors import ConfigError, ProtocolError, recorder_error
+from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import cut_torn_tail, set_aside
 from serialref.standby.validation import JournalValidator
 from serialref.standby.wire import (
@@ -145,7 +146,7 @@ class JournalMirror:
         self._validator, self._digest, self._size = _load(journal)
         with ExitStack() as stack:
             try:
-                self._file = stack.enter_context(journal.open("ab"))
+                self._file = stack.enter_context(open(journal, "ab", opener=private_file))
             except OSError as exc:
                 raise recorder_error("open", journal, exc) from exc
             try:
@@ -402,7 +403,7 @@ class JournalMirror:
         self._file.close()
         try:
             aside = set_aside(self.journal, "replaced")
-            self._file = self.journal.open("ab")
+            self._file = open(self.journal, "ab", opener=private_file)  # noqa: SIM115 - till close()
         except OSError as exc:
             raise recorder_error("replace", self.journal, exc) from exc
         LOGGER.warning("%s: %s; kept it as %s", self.journal, why, aside)
