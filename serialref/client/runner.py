@@ -216,8 +216,9 @@ class _Client:
         link = self._link
         if link is None:
             return
-        if LOGGER.isEnabledFor(logging.DEBUG):
-            LOGGER.debug("-> %s", escape(line))
+        if LOGGER.isEnabledFor(logging.DEBUG):  # the transcript keeps no seat's token
+            shown = line.replace(self._token, "<token>") if self._token else line
+            LOGGER.debug("-> %s", escape(shown))
         try:
             link.send_line(line)
         except LineLostError as exc:
