@@ -175,6 +175,9 @@ class FeedServer:
             raise ControlError(
                 f"{name}: cannot listen on {address}: {exc.strerror or exc}"
             ) from exc
+        if feed.wants_request:  # handed over once the request has come: silent ones cost nothing
+            self._listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT,
+                                      math.ceil(REQUEST_TIMEOUT))  # fmt: skip
         self._acceptor = Acceptor(self._listener, name, reserve=AUDIENCE_RESERVE, logger=LOGGER)
         host, port = self._listener.getsockname()[:2]
         self.address = Address(host, port)

@@ -18,9 +18,10 @@ socket or pty is ever written in a way that waits, so no peer can hold that thre
 Anyone who can reach the address can connect, so what a stranger can hold is bounded:
 connections that have not yet sent their first line (*newcomers*) are at most
 :data:`MAX_NEWCOMERS`, at most :data:`MAX_NEWCOMERS_PER_HOST` from one host, and each has
-:data:`HANDSHAKE_TIMEOUT` seconds. A newcomer over a limit does not turn the next one
-away: the oldest newcomer of the host with the most is closed instead, so a flood from
-one host cannot keep a player on another host from signing on. Refusals are logged and
+:data:`HANDSHAKE_TIMEOUT` seconds. A host over its own limit has its new connection
+closed at once. Over the total, the new one is kept and the oldest newcomer of the host
+with the most is closed instead, so that hosts flooding together cannot keep a player
+on another host from signing on. Refusals are logged and
 recorded a few per :data:`REFUSALS_WINDOW`, the rest counted by kind.
 """
 
@@ -72,6 +73,7 @@ REFUSALS_WINDOW = 10.0
 """Seconds in which a few refusals are logged and recorded one by one, the rest counted."""
 
 _REFUSALS_TOLD = 5
+_BACKLOG = 1024  # connections the kernel holds (silent ones, unaccepted: see TCP_DEFER_ACCEPT)
 _READ_SIZE = 4096
 
 
@@ -149,9 +151,14 @@ class SeatListener:
     def start(self) -> None:
         """Listen; a busy or forbidden address is a PortOpenError naming it."""
         try:
-            server = socket.create_server((self.address.host, self.address.port), reuse_port=False)
+            server = socket.create_server((self.address.host, self.address.port),
+                                          backlog=_BACKLOG, reuse_port=False)  # fmt: skip
         except OSError as exc:
             raise PortOpenError(f"cannot listen on {self.address}: {exc.strerror or exc}") from exc
+        # A player speaks first (its sign_on): the kernel hands over a connection only once
+        # it has sent something, so strangers that connect and say nothing cost nothing here.
+        server.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT,
+                          math.ceil(self._handshake_timeout))  # fmt: skip
         self._server = server
         self._acceptor = Acceptor(server, f"seats on {self}", reserve=PLAYER_RESERVE,
                                   logger=LOGGER)  # fmt: skip
@@ -262,18 +269,17 @@ class SeatListener:
             return
         connection, peer = accepted
         host = peer.rsplit(":", 1)[0].strip("[]")
-        same_host = [n for n in self._newcomers.values() if n.host == host]
-        if len(same_host) >= MAX_NEWCOMERS_PER_HOST:
-            self._refuse(selector, same_host[0], Refusal(
-                "crowd", f"{MAX_NEWCOMERS_PER_HOST} newer connections from {host} wait to sign on"
-            ))  # fmt: skip
-        elif len(self._newcomers) >= MAX_NEWCOMERS:
+        newcomer = _Newcomer(connection, peer, host, time.monotonic() + self._handshake_timeout)
+        if sum(n.host == host for n in self._newcomers.values()) >= MAX_NEWCOMERS_PER_HOST:
+            crowd = f"{MAX_NEWCOMERS_PER_HOST} connections from {host} wait to sign on"
+            self._refuse(selector, newcomer, Refusal("crowd", crowd))
+            return
+        if len(self._newcomers) >= MAX_NEWCOMERS:
             by_host = Counter(n.host for n in self._newcomers.values())
             busiest = by_host.most_common(1)[0][0]
             oldest = next(n for n in self._newcomers.values() if n.host == busiest)
             self._refuse(selector, oldest, Refusal(
                 "crowd", f"{MAX_NEWCOMERS} newer connections wait to sign on"))  # fmt: skip
-        newcomer = _Newcomer(connection, peer, host, time.monotonic() + self._handshake_timeout)
         self._newcomers[connection] = newcomer
         selector.register(connection, selectors.EVENT_READ, newcomer)
 
@@ -308,8 +314,8 @@ class SeatListener:
 
     def _close_newcomer(self, selector: selectors.BaseSelector, newcomer: _Newcomer, *,
                         keep_open: bool = False) -> None:  # fmt: skip
-        del self._newcomers[newcomer.connection]
-        selector.unregister(newcomer.connection)
+        if self._newcomers.pop(newcomer.connection, None) is not None:
+            selector.unregister(newcomer.connection)
         if not keep_open:
             newcomer.connection.close()
 

@@ -99,16 +99,37 @@ def ply(config: Path) -> int:
     return int((boards[0].get("game") or {}).get("ply", 0))
 
 
-def idle_connections(stack: ExitStack, port: int, *, hosts: int, each: int) -> int:
+def idle_connections(stack: ExitStack, port: int, *, hosts: int, each: int,
+                     first: int = 2) -> int:  # fmt: skip
     """Connections from ``hosts`` loopback addresses that send nothing, made without waiting."""
     made = 0
-    for host in range(2, 2 + hosts):
+    for host in range(first, first + hosts):
         for _ in range(each):
             idle = stack.enter_context(socket.socket())
             idle.bind((f"127.0.0.{host}", 0))
             idle.setblocking(False)
             if idle.connect_ex(("127.0.0.1", port)) in (0, errno.EINPROGRESS):
                 made += 1
+    return made
+
+
+def unfinished_lines(stack: ExitStack, port: int, *, hosts: int, each: int) -> int:
+    """Connections that send one byte of a line and nothing more (the kernel hands them on)."""
+    made = 0
+    deadline = time.monotonic() + 10.0
+    for host in range(2, 2 + hosts):
+        for _ in range(each):
+            if time.monotonic() > deadline:  # a referee that stopped accepting: enough tried
+                return made
+            talker = stack.enter_context(socket.socket())
+            talker.bind((f"127.0.0.{host}", 0))
+            talker.settimeout(1.0)
+            try:
+                talker.connect(("127.0.0.1", port))
+                talker.send(b"r")
+            except OSError:
+                continue
+            made += 1
     return made
 
 
@@ -124,12 +145,15 @@ def process_cpu(pid: int) -> float:
 
 
 def test_hundreds_of_idle_strangers_leave_a_seat_working(tmp_path: Path) -> None:
+    """Silent ones, and ones that send a byte and no more: more than the event's descriptors."""
     port = free_port()
     seat = f'seat = "listen://127.0.0.1:{port}"\ntoken = "{TOKEN}"\n'
     config = write_event(tmp_path, good_seat=seat)
     with running_event(config, limit=160) as event, ExitStack() as strangers:
         start = wait_for(lambda: ply(config) >= 2 and ply(config), "the game under way")
-        assert idle_connections(strangers, port, hosts=20, each=15) > 160
+        made = idle_connections(strangers, port, hosts=10, each=15, first=100)
+        made += unfinished_lines(strangers, port, hosts=20, each=10)
+        assert made > 160
         wait_for(lambda: ply(config) >= start + 6, "six more plies, relayed through the seat")
         assert stop(event) == EXIT_INTERRUPTED
     log = (tmp_path / "event.log").read_text(encoding="utf-8")
