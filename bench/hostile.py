@@ -252,7 +252,7 @@ def main() -> None:
     parser.add_argument("--flood", type=int, default=200, help="flood connections a second")
     parser.add_argument("--rate", type=int, default=1000,
                         help="new connections a second at most, of all kinds")  # fmt: skip
-    parser.add_argument("--pace", type=int, default=300, help="players' thinking time, ms")
+    parser.add_argument("--pace", type=int, default=1000, help="players' thinking time, ms")
     parser.add_argument("--nofile", type=int, default=1024, help="the event's RLIMIT_NOFILE")
     args = parser.parse_args()
     ports = {"seat": free_port(), "style12": free_port(), "web": free_port()}
