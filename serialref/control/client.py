@@ -48,6 +48,9 @@ def send_request(path: Path, request: Request, *, timeout: float = 10.0) -> Repl
                                "with --control-socket?") from None  # fmt: skip
         except ConnectionRefusedError:
             raise ControlError(f"no referee listening at {str(path)!r}") from None
+        except BlockingIOError:  # the socket's queue is full: as many clients wait already
+            raise ControlError(f"the referee at {str(path)!r} is busy with other control "
+                               "clients: try again in a few seconds") from None  # fmt: skip
         except PermissionError:
             raise ControlError(f"{str(path)!r}: permission denied (are you in the socket's "
                                "group?)") from None  # fmt: skip

@@ -56,6 +56,7 @@ MAX_CLIENTS = 16
 """Control clients served at once (each on a thread of its own, for 5 s at most)."""
 
 _MODE = 0o660
+_BACKLOG = 128  # clients waiting to be accepted: each is then served, or told it must wait
 _CLIENT_TIMEOUT = 5.0  # seconds a client has to send its request and take its answer
 _ANSWER_WITHIN = 5.0  # seconds the referee has to answer before the client is told so
 _PEER_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -281,7 +282,7 @@ def _listen(path: Path, group: str | None) -> socket.socket:
         os.chmod(path, _MODE)
         if gid is not None:
             os.chown(path, -1, gid)
-        listener.listen(MAX_CLIENTS)
+        listener.listen(_BACKLOG)
     except OSError as exc:
         listener.close()
         raise ControlError(
