@@ -9,17 +9,10 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from test_ratelimit import Clock
 
 from serialref.wire import acceptor as acceptor_module
 from serialref.wire.acceptor import Acceptor, descriptor_ceiling
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 50.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class FullTable:
@@ -44,10 +37,10 @@ def test_a_full_descriptor_table_pauses_the_listener_and_is_logged_once(
     acceptor = Acceptor(listener, "seats", reserve=8, clock=clock)  # type: ignore[arg-type]
     caplog.set_level(logging.WARNING)
     assert acceptor.accept() is None
-    assert acceptor.paused and acceptor.due() == 51.0
+    assert acceptor.paused and acceptor.due() == 101.0
     for _ in range(100):  # a server that tries anyway, as a spinning loop would
         acceptor.accept()
-    clock.now = 51.0
+    clock.now = 101.0
     assert not acceptor.paused
     warnings = [r.getMessage() for r in caplog.records]
     assert warnings[0] == "seats: cannot accept connections: Too many open files; waiting 1 s"
