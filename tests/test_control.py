@@ -12,6 +12,7 @@ import pytest
 from test_match import Harness
 
 from serialref import cli
+from serialref.cli.ctl import status_lines
 from serialref.control.client import send_request
 from serialref.control.protocol import (
     Reply,
@@ -20,7 +21,7 @@ from serialref.control.protocol import (
     decode_request,
     encode_request,
 )
-from serialref.control.server import ControlServer
+from serialref.control.server import MAX_CLIENTS, ControlServer
 from serialref.errors import CommandError, ControlError
 from serialref.events import SupervisorCommand
 from serialref.referee.match import MatchReferee
@@ -161,3 +162,32 @@ def test_under_systemd_a_lone_referee_listens_in_its_runtime_directory(
     assert with_runtime_socket(config).control_socket == Path("/run/serialref/control.sock")
     given = load_config(None, {"control_socket": "/tmp/ref.sock"})
     assert with_runtime_socket(given).control_socket == Path("/tmp/ref.sock")
+
+
+def test_ctl_says_why_when_silent_clients_take_every_place(
+    server: ControlServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    silent = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(MAX_CLIENTS + 4)]
+    try:
+        for client in silent:
+            client.connect(str(server.path))
+        assert cli.main(["ctl", "--socket", str(server.path), "status"]) == cli.EXIT_REJECTED
+        last = capsys.readouterr().err.splitlines()[-1]  # after the server's own warnings
+        assert last == (f"serialref: refused: {MAX_CLIENTS} control clients are being served "
+                        "at once: try again soon")  # fmt: skip
+    finally:
+        for client in silent:
+            client.close()
+
+
+def test_an_events_status_names_its_open_seats(tmp_path: Path) -> None:
+    control = ControlServer(tmp_path / "control.sock")
+    control.start_event("Open night", lambda reason: None, open_seats=("Guest",))
+    try:
+        status = send_request(control.path, Request("status")).status
+    finally:
+        control.close()
+    assert status is not None and status["event"]["open_seats"] == ["Guest"]  # type: ignore[index]
+    lines = status_lines(status)
+    assert lines[1] == ("OPEN SEATS (no token, no address: whoever signs on with the name takes "
+                        "the seat): Guest")  # fmt: skip

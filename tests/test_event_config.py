@@ -133,3 +133,45 @@ def test_the_socket_and_feeds_are_the_events_own(tmp_path: Path) -> None:
 def test_a_bad_feed_address_is_one_error_naming_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="style12"):
         load_event_config(write(tmp_path, 'style12 = "nowhere:port"\n' + PLAYERS))
+
+
+@pytest.mark.parametrize(
+    ("seat", "extra", "problem"),
+    [
+        ("listen://0.0.0.0:7601", "", "players\\[3\\].seat: 0.0.0.0:7601 can be reached from "
+         "other machines and the seat has neither token nor address: anyone could take it"),
+        ("listen://[::]:7601", "", "can be reached from other machines"),
+        ("listen://192.0.2.7:7601", "", "can be reached from other machines"),
+        ("listen://club.example:7601", "", "can be reached from other machines"),
+        ("listen://0.0.0.0:7601", "open = 'yes'\n", "players\\[3\\].open: must be true or false"),
+        ("listen://0.0.0.0:7601", "open = true\ntoken = 't'\n", "with a token or an address "
+         "is not open"),
+        ("/dev/ttyUSB1", "open = true\n", "players\\[3\\].open: only a listen:// seat"),
+    ],
+)
+def test_a_seat_anyone_could_take_is_refused_unless_the_file_says_it_is_meant(
+    tmp_path: Path, seat: str, extra: str, problem: str
+) -> None:
+    player = f'[[players]]\nname = "Delta"\nseat = "{seat}"\n{extra}'
+    with pytest.raises(ConfigError, match=problem) as caught:
+        load_event_config(write(tmp_path, PLAYERS + player))
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("seat", "extra", "is_open"),
+    [
+        ("listen://0.0.0.0:7601", "open = true\n", True),
+        ("listen://127.0.0.1:7601", "", False),
+        ("listen://localhost:7601", "", False),
+        ("listen://[::1]:7601", "", False),
+        ("listen://0.0.0.0:7601", "token = 'club'\n", False),
+        ("listen://0.0.0.0:7601", "address = '192.0.2.9'\n", False),
+    ],
+)
+def test_a_guarded_or_loopback_or_declared_open_seat_is_taken(
+    tmp_path: Path, seat: str, extra: str, is_open: bool
+) -> None:
+    player = f'[[players]]\nname = "Delta"\nseat = "{seat}"\n{extra}'
+    delta = load_event_config(write(tmp_path, PLAYERS + player)).players[-1]
+    assert delta.open is is_open

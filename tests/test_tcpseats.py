@@ -10,6 +10,7 @@ import logging
 import os
 import select
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
 
@@ -20,6 +21,7 @@ from serialref import records
 from serialref.epd.writer import format_record
 from serialref.event.config import PlayerConfig
 from serialref.event.tcpseats import TcpSeats
+from serialref.wire import seatrelay
 from serialref.wire.address import parse_address
 
 WAIT = 5.0
@@ -69,10 +71,13 @@ def test_a_player_with_its_token_takes_its_seat_and_talks_both_ways(
         stack.callback(os.close, referee_end)
         player = stack.enter_context(connect(tcp, players["Beta"]))
         player.sendall(sign_on("Beta", "s3cret"))
-        assert b'token "s3cret"' in read_until(referee_end, b"\n")
+        assert read_until(referee_end, b"\n") == sign_on("Beta")  # the token stays out
         os.write(referee_end, b"reset record\r\n")
         player.settimeout(WAIT)
         assert player.recv(100) == b"reset record\r\n"
+        player.sendall(sign_on("Beta", "s3cret")[:40])  # a later sign_on, in two pieces
+        player.sendall(sign_on("Beta", "s3cret")[40:])
+        assert read_until(referee_end, b"\n") == sign_on("Beta")
 
 
 @pytest.mark.parametrize(
@@ -125,3 +130,65 @@ def test_a_player_that_connects_again_takes_its_seat_back(
         os.write(referee_end, b"to the new line\r\n")
         second.settimeout(WAIT)
         assert second.recv(100) == b"to the new line\r\n"
+
+
+def fill_seat(referee_end: int) -> int:
+    """Write to a seat until it takes no more for a second (whoever relays it stopped reading)."""
+    os.set_blocking(referee_end, False)
+    written = 0
+    line = b"x" * 1022 + b"\r\n"
+    while written < 64 * 2**20:
+        _, writable, _ = select.select([], [referee_end], [], 1.0)
+        if not writable:
+            return written
+        try:
+            written += os.write(referee_end, line)
+        except BlockingIOError:
+            continue
+    raise AssertionError("the seat took 64 MiB: nothing held it back")
+
+
+def test_a_player_that_does_not_read_holds_up_no_other_seat_on_its_address(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    """Evil (its own valid token, a small receive buffer) reads nothing while the referee
+    writes to it; Good, on the same address, is served all along, Evil is dropped after
+    the write timeout, and the listener closes at once."""
+    monkeypatch.setattr(seatrelay, "WRITE_TIMEOUT", 1.0)
+    evil = PlayerConfig("Evil", seat="listen://127.0.0.1:0", token="evil-token")
+    good = PlayerConfig("Good", seat="listen://127.0.0.1:0", token="good-token")
+    tcp = TcpSeats([evil, good])
+    with ExitStack() as stack:
+        listening = ExitStack()
+        listening.enter_context(tcp.listening())
+        stack.callback(listening.close)  # after the players' sockets: it never hangs then
+        ends = {}
+        for player in (evil, good):
+            path = stack.enter_context(tcp.seat(player))
+            ends[player.name] = os.open(path, os.O_RDWR | os.O_NOCTTY)
+            stack.callback(os.close, ends[player.name])
+        address = parse_address(tcp.connect_url(evil).removeprefix("socket://"))
+        evil_socket = stack.enter_context(socket.socket())
+        evil_socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        evil_socket.connect(address)
+        evil_socket.sendall(sign_on("Evil", "evil-token"))
+        read_until(ends["Evil"], b"\n")
+        good_socket = stack.enter_context(connect(tcp, good))
+        good_socket.sendall(sign_on("Good", "good-token"))
+        read_until(ends["Good"], b"\n")
+
+        assert fill_seat(ends["Evil"]) > 0  # restores and resets for a player that reads nothing
+        os.write(ends["Good"], b"respond to Good\r\n")
+        good_socket.settimeout(WAIT)
+        assert good_socket.recv(100) == b"respond to Good\r\n"
+        good_socket.sendall(b"reply Nf3\r\n")
+        assert read_until(ends["Good"], b"\n") == b"reply Nf3\r\n"
+
+        evil_socket.settimeout(WAIT)
+        while evil_socket.recv(65536):  # what it was sent, then the end: it was dropped
+            pass
+        assert "read nothing for 1 s" in caplog.text
+        closing = threading.Thread(target=listening.close)
+        closing.start()
+        closing.join(WAIT)
+        assert not closing.is_alive(), "the listener did not close"

@@ -270,3 +270,20 @@ def test_udevadm_verify_accepts_the_rules(tmp_path: Path) -> None:
     result = subprocess.run([udevadm, "verify", str(RULES)], capture_output=True,
                             text=True, check=False, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+DESCRIPTORS_PER_BOARD = 16
+"""A board's ports, pty pairs, journal, PGN and player processes' pipes, rounded up."""
+
+
+@pytest.mark.parametrize("unit", [REFEREE_UNIT, STANDBY_UNIT])
+def test_the_descriptor_limit_lets_every_cap_be_reached(unit: str) -> None:
+    """The audience stops at the limit less its reserve, counting the referee's own
+    descriptors below it: the limit holds both feeds' caps, 16 boards and the reserve."""
+    from serialref.observers.feed import MAX_CLIENTS as FEED_CLIENTS
+    from serialref.wire.acceptor import AUDIENCE_RESERVE
+
+    found = re.search(r"^LimitNOFILE=(\d+)$", (SYSTEMD / unit).read_text(), re.MULTILINE)
+    assert found is not None
+    needed = 2 * FEED_CLIENTS + 16 * DESCRIPTORS_PER_BOARD + AUDIENCE_RESERVE
+    assert int(found.group(1)) >= needed

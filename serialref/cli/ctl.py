@@ -89,6 +89,11 @@ def status_lines(status: Mapping[str, Any]) -> list[str]:
     if isinstance(event, Mapping):
         boards = status.get("boards") or []
         lines = [f"event: {_safe(str(event.get('name')))}, {len(boards)} board(s) being played"]
+        open_seats = event.get("open_seats") or []
+        if open_seats:
+            names = ", ".join(_safe(str(name)) for name in open_seats)
+            lines.append(f"OPEN SEATS (no token, no address: whoever signs on with the name "
+                         f"takes the seat): {names}")  # fmt: skip
         for board in boards:
             lines.append(f"board {board.get('board')}: {_safe(str(board.get('title')))}")
             lines.extend("  " + line for line in _match_lines(board))

@@ -42,6 +42,7 @@ from pathlib import Path
 from serialref.client.players import Player, ThinkRequest
 from serialref.client.session import SAFETY_MARGIN, PlayerSession, SessionOutput
 from serialref.errors import EngineError, LineLostError, PortOpenError, RecorderError, escape
+from serialref.recorders.filemode import private_file
 from serialref.wire.backoff import Backoff
 from serialref.wire.link import LineRead, LinkEvent, MalformedLineRead, PortLink
 from serialref.wire.transport import PortSettings, SerialTransport
@@ -215,8 +216,9 @@ class _Client:
         link = self._link
         if link is None:
             return
-        if LOGGER.isEnabledFor(logging.DEBUG):
-            LOGGER.debug("-> %s", escape(line))
+        if LOGGER.isEnabledFor(logging.DEBUG):  # the transcript keeps no seat's token
+            shown = line.replace(self._token, "<token>") if self._token else line
+            LOGGER.debug("-> %s", escape(shown))
         try:
             link.send_line(line)
         except LineLostError as exc:
@@ -415,6 +417,7 @@ def _client_log(log_path: Path | None) -> Iterator[None]:
         yield
         return
     try:
+        open(log_path, "ab", opener=private_file).close()  # made 0640 before logging opens it
         transcript = logging.FileHandler(log_path, encoding="ascii", errors="backslashreplace")
     except OSError as exc:
         raise RecorderError(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+from contextlib import suppress
 from pathlib import Path
 
 from serialref.control.protocol import MAX_LINE, Reply, Request, decode_reply, encode_request
@@ -33,7 +34,9 @@ def send_request(path: Path, request: Request, *, timeout: float = 10.0) -> Repl
         connection.settimeout(timeout)
         try:
             connection.connect(str(path))
-            connection.sendall(encode_request(request))
+            # A referee that answered before it heard us (too many clients) said why: read it.
+            with suppress(BrokenPipeError, ConnectionResetError):
+                connection.sendall(encode_request(request))
             data = b""
             while not data.endswith(b"\n") and len(data) <= MAX_LINE:
                 chunk = connection.recv(65536)
@@ -45,6 +48,9 @@ def send_request(path: Path, request: Request, *, timeout: float = 10.0) -> Repl
                                "with --control-socket?") from None  # fmt: skip
         except ConnectionRefusedError:
             raise ControlError(f"no referee listening at {str(path)!r}") from None
+        except BlockingIOError:  # the socket's queue is full: as many clients wait already
+            raise ControlError(f"the referee at {str(path)!r} is busy with other control "
+                               "clients: try again in a few seconds") from None  # fmt: skip
         except PermissionError:
             raise ControlError(f"{str(path)!r}: permission denied (are you in the socket's "
                                "group?)") from None  # fmt: skip

@@ -5,7 +5,11 @@ may steer a match are those the file system lets in; each command is journaled w
 the uid the kernel reports for its sender (``SO_PEERCRED``), not one the client claims.
 
 Connections are served on threads of their own, never the referee's: a client that
-connects and says nothing, or never reads its answer, times out on its own thread.
+connects and says nothing, or never reads its answer, times out on its own thread. At
+most :data:`MAX_CLIENTS` are served at once; the next one is told so and closed.
+Accepting goes through an :class:`~serialref.wire.acceptor.Acceptor`, which pauses
+instead of spinning when the process is out of descriptors, and whose reserve ranks
+the supervisor above the audience: ``ctl status`` answers under any audience.
 What a command does runs on the referee's thread, between two lines, through
 :meth:`serialref.referee.daemon.MatchBoard.submit`; the connection's thread waits
 for the answer a bounded time.
@@ -19,12 +23,14 @@ from __future__ import annotations
 
 import grp
 import logging
+import math
 import os
 import selectors
 import socket
 import stat
 import struct
 import threading
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -37,16 +43,20 @@ from serialref.events import MatchEvent, SupervisorCommand
 from serialref.observers.output import printable
 from serialref.referee.match import MatchReferee
 from serialref.referee.supervisor import carry_out
+from serialref.wire.acceptor import SUPERVISOR_RESERVE, Acceptor
 
-__all__ = ["ControlServer", "Submit"]
+__all__ = ["MAX_CLIENTS", "ControlServer", "Submit"]
 
 LOGGER = logging.getLogger(__name__)
 
 Submit = Callable[[Callable[[MatchReferee], None]], None]
 """How work reaches the referee's thread (:meth:`RefereeDaemon.submit`)."""
 
+MAX_CLIENTS = 16
+"""Control clients served at once (each on a thread of its own, for 5 s at most)."""
+
 _MODE = 0o660
-_MAX_CLIENTS = 16
+_BACKLOG = 128  # clients waiting to be accepted: each is then served, or told it must wait
 _CLIENT_TIMEOUT = 5.0  # seconds a client has to send its request and take its answer
 _ANSWER_WITHIN = 5.0  # seconds the referee has to answer before the client is told so
 _PEER_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -70,6 +80,7 @@ class ControlServer:
         self.recent = RecentLines()
         self._boards: dict[int, _Board] = {}
         self._event: str | None = None
+        self._open_seats: tuple[str, ...] = ()
         self._stop_event: Callable[[str], None] | None = None
         self._clients: set[threading.Thread] = set()
         self._lock = threading.Lock()
@@ -77,6 +88,8 @@ class ControlServer:
         # Requests a board's referee still holds, by board: it will not answer once it ended.
         self._unanswered: dict[threading.Event, Submit] = {}
         self._listener = _listen(path, group)
+        self._acceptor = Acceptor(self._listener, "control socket", reserve=SUPERVISOR_RESERVE,
+                                  logger=LOGGER)  # fmt: skip
         self._wake_reader, self._wake_writer = os.pipe()
         self._thread = threading.Thread(target=self._accept, name="control-socket")
 
@@ -86,12 +99,15 @@ class ControlServer:
         self._thread.start()
         LOGGER.info("control socket: %s", self.path)
 
-    def start_event(self, name: str, stop: Callable[[str], None]) -> None:
+    def start_event(self, name: str, stop: Callable[[str], None], *,
+                    open_seats: tuple[str, ...] = ()) -> None:  # fmt: skip
         """Take connections for the event ``name``, whose boards come with :meth:`add_board`.
 
         ``stop`` ends the event in order: ``abort`` without a board calls it.
+        ``open_seats`` names the players whose TCP seat anyone may take (``status`` says so).
         """
         self._event, self._stop_event = name, stop
+        self._open_seats = open_seats
         self._thread.start()
         LOGGER.info("control socket: %s", self.path)
 
@@ -135,23 +151,33 @@ class ControlServer:
 
     def _accept(self) -> None:
         with selectors.DefaultSelector() as selector:
-            selector.register(self._listener, selectors.EVENT_READ)
             selector.register(self._wake_reader, selectors.EVENT_READ)
             while not self._closing.is_set():
-                for key, _ in selector.select():
+                watched = self._listener in selector.get_map()
+                if self._acceptor.paused == watched:
+                    if watched:
+                        selector.unregister(self._listener)
+                    else:
+                        selector.register(self._listener, selectors.EVENT_READ)
+                due = self._acceptor.due() - time.monotonic()
+                for key, _ in selector.select(None if math.isinf(due) else max(due, 0.0)):
                     if key.fileobj is self._listener:
                         self._take_client()
+                self._acceptor.log.settle()
+        self._acceptor.log.close()
 
     def _take_client(self) -> None:
-        try:
-            connection, _ = self._listener.accept()
-        except OSError as exc:
-            LOGGER.warning("control socket: accept failed: %s", exc)
+        accepted = self._acceptor.accept()
+        if accepted is None:
             return
+        connection, _ = accepted
+        connection.setblocking(True)  # its own thread waits on it, within _CLIENT_TIMEOUT
         with self._lock:
             self._clients = {client for client in self._clients if client.is_alive()}
-            if len(self._clients) >= _MAX_CLIENTS:
-                _answer(connection, Reply(False, error="too many control clients at once"))
+            if len(self._clients) >= MAX_CLIENTS:
+                busy = f"{MAX_CLIENTS} control clients are being served at once: try again soon"
+                self._acceptor.log.note("too many clients", f"control socket: {busy}")
+                _answer(connection, Reply(False, error=busy))
                 connection.close()
                 return
             client = threading.Thread(target=self._serve, args=(connection,), name="control")
@@ -210,7 +236,8 @@ class ControlServer:
             reply = self._ask_board(boards, Request("status", (), number), uid)
             if reply.ok and reply.status is not None:
                 shown.append(reply.status)
-        event = {"name": self._event, "boards": [status["board"] for status in shown]}
+        event = {"name": self._event, "boards": [status["board"] for status in shown],
+                 "open_seats": list(self._open_seats)}  # fmt: skip
         return Reply(True, {"event": event, "boards": shown})
 
     def _ask(self, board: _Board, request: Request, uid: int) -> Reply:
@@ -255,7 +282,7 @@ def _listen(path: Path, group: str | None) -> socket.socket:
         os.chmod(path, _MODE)
         if gid is not None:
             os.chown(path, -1, gid)
-        listener.listen(_MAX_CLIENTS)
+        listener.listen(_BACKLOG)
     except OSError as exc:
         listener.close()
         raise ControlError(

@@ -48,7 +48,8 @@ class EventAudience:
             if config.control_socket is not None:
                 control = ControlServer(config.control_socket, group=config.control_group)
                 stack.callback(control.close)
-                control.start_event(config.name, self._stop)
+                open_seats = tuple(player.name for player in config.players if player.open)
+                control.start_event(config.name, self._stop, open_seats=open_seats)
                 self._control = control
             yield
 

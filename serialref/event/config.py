@@ -10,6 +10,7 @@ its own (``player``, ``engine`` and the ``serialref client`` settings), or a ``s
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ _PER_BOARD = {"port_a", "port_b", "name_a", "name_b", "pgn", "journal", "games",
 _FEEDS = {"control_socket", "control_group", "style12", "web"}
 """The supervisor's socket and the audience's feeds: one each for the whole event."""
 _PLAYER_KEYS = {"name", "player", "engine", "seat", "seed", "nodes", "depth", "movetime",
-                "protocol", "options", "pace", "notes", "token", "address"}  # fmt: skip
+                "protocol", "options", "pace", "notes", "token", "address", "open"}  # fmt: skip
 LISTEN = "listen://"
 """The scheme of a TCP seat: the referee listens there and the player connects."""
 
@@ -49,6 +50,8 @@ class PlayerConfig:
     notes: str = ""
     token: str | None = None
     address: str | None = None
+    open: bool = False
+    """A TCP seat beyond this machine that anyone who signs on with the name may take."""
 
     @property
     def listen(self) -> Address | None:
@@ -173,9 +176,11 @@ def _player(index: int, raw: Mapping[str, Any]) -> PlayerConfig:
     if len(kinds) > 1 or (serial_seat and kinds) or ("seat" not in raw and not kinds):
         raise ConfigError(where, "give exactly one of seat, player (random, greedy) or engine "
                           "(a listen:// seat may have a player or an engine)")  # fmt: skip
-    for key in ("token", "address"):
+    for key in ("token", "address", "open"):
         if key in raw and not tcp:
             raise ConfigError(f"{where}.{key}", "only a listen:// seat takes one")
+    if not isinstance(raw.get("open", False), bool):
+        raise ConfigError(f"{where}.open", f"must be true or false, not {raw['open']!r}")
     if raw.get("player") not in (None, "random", "greedy"):
         raise ConfigError(f"{where}.player", f"must be random or greedy, not {raw['player']!r}")
     options: list[str] = []
@@ -203,12 +208,43 @@ def _player(index: int, raw: Mapping[str, Any]) -> PlayerConfig:
         notes=str(raw.get("notes", "")),
         token=_text(raw, "token", where),
         address=_text(raw, "address", where),
+        open=raw.get("open", False),
     )
     try:
-        config.listen  # noqa: B018 - checked now, used when the event starts
+        listen = config.listen
     except ConfigError as exc:
         raise ConfigError(f"{where}.seat", exc.reason) from exc
+    if listen is not None:
+        _check_guarded(config, listen, where)
     return config
+
+
+def _check_guarded(player: PlayerConfig, listen: Address, where: str) -> None:
+    """A seat others can reach needs a token or an address, or ``open = true`` saying so.
+
+    Without either, whoever reaches the port and signs on with the player's name takes
+    the seat, even mid-game, cutting the real player off.
+    """
+    guarded = player.token is not None or player.address is not None
+    if player.open and guarded:
+        raise ConfigError(f"{where}.open", "a seat with a token or an address is not open")
+    if not guarded and not player.open and not _loopback(listen.host):
+        raise ConfigError(
+            f"{where}.seat",
+            f"{listen} can be reached from other machines and the seat has neither token nor "
+            "address: anyone could take it by the player's name; give it a token (or "
+            "address), or open = true if that is meant",
+        )
+
+
+def _loopback(host: str) -> bool:
+    """Whether only this machine can reach ``host`` (a name other than localhost may not)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _text(raw: Mapping[str, Any], key: str, where: str) -> str | None:

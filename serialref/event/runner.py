@@ -32,7 +32,7 @@ from typing import TextIO
 from serialref.appliance.assembly import assemble_match
 from serialref.appliance.config import load_config
 from serialref.elo import Score
-from serialref.errors import ConfigError, SerialrefError, recorder_error
+from serialref.errors import ConfigError, RecorderError, SerialrefError, recorder_error
 from serialref.event.audience import EventAudience
 from serialref.event.config import EventConfig
 from serialref.event.pairings import Pairing
@@ -43,6 +43,7 @@ from serialref.event.sprt import SprtDecision
 from serialref.event.standings import Standings, standings
 from serialref.event.tcpseats import TcpSeats
 from serialref.events import MatchEnded
+from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import read_journal
 from serialref.referee.daemon import MatchBoard
 from serialref.referee.loop import RefereeLoop, stop_signals
@@ -82,7 +83,8 @@ class EventRunner:
         self._out = out
         self._pairings = config.pairings()
         self._players = {player.name: player for player in config.players}
-        self._tcp = TcpSeats(config.players)
+        self._journal_lock = threading.Lock()  # the seats' threads record refusals too
+        self._tcp = TcpSeats(config.players, record=self._record_refusal)
         self.audience = EventAudience(config, self.request_stop)
         self._loop = RefereeLoop()
         self._done: queue.SimpleQueue[_BoardDone | _LoopFailed] = queue.SimpleQueue()
@@ -115,7 +117,7 @@ class EventRunner:
     def run(self) -> bool:
         """Play every pairing not yet complete; True when the whole event is."""
         try:
-            self.config.directory.mkdir(parents=True, exist_ok=True)
+            self.config.directory.mkdir(mode=0o750, parents=True, exist_ok=True)
         except OSError as exc:
             raise recorder_error("create", self.config.directory, exc) from exc
         complete = self._open_journal()
@@ -365,12 +367,22 @@ class EventRunner:
 
     def _append(self, entry: dict[str, object]) -> None:
         try:
-            with self.journal.open("a", encoding="utf-8") as handle:
+            with self._journal_lock, open(
+                self.journal, "a", encoding="utf-8", opener=private_file
+            ) as handle:
                 handle.write(json.dumps(entry) + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:
             raise recorder_error("write", self.journal, exc) from exc
+
+    def _record_refusal(self, entry: dict[str, object]) -> None:
+        """A TCP seat's refusal, in the event's journal; one that cannot be written is only
+        logged (a full disk is for the boards' journals to stop the event on)."""
+        try:
+            self._append(entry)
+        except RecorderError as exc:
+            LOGGER.warning("%s", exc)
 
     def _write_event_pgn(self) -> None:
         """The event's PGN: the pairings' files one after another, replaced at once."""
@@ -378,7 +390,7 @@ class EventRunner:
         parts = [self._path(p, ".pgn") for p in self._pairings]
         temporary = target.with_name(target.name + ".new")
         try:
-            with temporary.open("w", encoding="utf-8") as out:
+            with open(temporary, "w", encoding="utf-8", opener=private_file) as out:
                 for part in parts:
                     if part.exists():
                         text = part.read_text(encoding="utf-8").strip()

@@ -4,8 +4,12 @@ The referee hands each event to :meth:`FeedServer.handle`, which only puts it on
 and wakes the feed's own thread: formatting and sending cost the referee nothing but
 that. The feed's thread turns the event into bytes once (:class:`Feed`) and appends
 them to every subscriber's outgoing buffer. The buffers are bounded: a client that does
-not read fills its buffer and is dropped, so a stuck observer costs bounded memory and
-never slows the match, nor the other observers. Clients are bounded in number too.
+not read fills its buffer and is dropped, and so is one that takes nothing of what waits
+for it for :data:`WRITE_TIMEOUT` seconds, so a stuck observer costs bounded memory and
+never slows the match, nor the other observers. Clients are bounded in number, in all
+and from one host, and accepting goes through an
+:class:`~serialref.wire.acceptor.Acceptor`: a full descriptor table pauses the listener
+instead of spinning on it, and the referee's own descriptors are never taken.
 
 An event's feed serves every board: each board gets a listener of its own
 (:meth:`FeedServer.board`), whose events reach the feed with the board's number, and
@@ -33,9 +37,18 @@ from typing import Protocol
 
 from serialref.errors import ControlError
 from serialref.events import MatchEvent
+from serialref.wire.acceptor import AUDIENCE_RESERVE, Acceptor
 from serialref.wire.address import Address, format_address
 
-__all__ = ["MAX_BUFFERED", "MAX_CLIENTS", "REQUEST_TIMEOUT", "Feed", "FeedServer"]
+__all__ = [
+    "MAX_BUFFERED",
+    "MAX_CLIENTS",
+    "MAX_CLIENTS_PER_HOST",
+    "REQUEST_TIMEOUT",
+    "WRITE_TIMEOUT",
+    "Feed",
+    "FeedServer",
+]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -44,6 +57,12 @@ MAX_BUFFERED = 256 * 1024
 
 MAX_CLIENTS = 512
 """Clients served at once; more are turned away."""
+
+MAX_CLIENTS_PER_HOST = 128
+"""Clients from one host served at once: one host cannot take every place."""
+
+WRITE_TIMEOUT = 10.0
+"""Seconds a client may take nothing while bytes wait for it before it is dropped."""
 
 MAX_QUEUED = 4096
 """Events waiting for the feed's thread beyond which new ones are dropped (and counted)."""
@@ -119,12 +138,20 @@ class _BoardListener:
 
 @dataclass
 class _Client:
+    """A connected client: what it is owed, its request (HTTP), and its deadlines."""
+
     connection: socket.socket
     subscribed: bool
     pending: bytearray = field(default_factory=bytearray)
     request: bytearray = field(default_factory=bytearray)
+    host: str = ""
     closing: bool = False  # close once ``pending`` is sent (a page, not a stream)
     request_due: float = math.inf  # dropped if its request is not whole by then
+    waiting_since: float = math.inf  # since when bytes wait for it with none taken
+
+    def deadline(self) -> float:
+        """When it is dropped unless it sends its request or takes what waits for it."""
+        return min(self.request_due, self.waiting_since + WRITE_TIMEOUT)
 
 
 class FeedServer:
@@ -148,14 +175,16 @@ class FeedServer:
             raise ControlError(
                 f"{name}: cannot listen on {address}: {exc.strerror or exc}"
             ) from exc
-        self._listener.setblocking(False)
+        if feed.wants_request:  # handed over once the request has come: silent ones cost nothing
+            self._listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT,
+                                      math.ceil(REQUEST_TIMEOUT))  # fmt: skip
+        self._acceptor = Acceptor(self._listener, name, reserve=AUDIENCE_RESERVE, logger=LOGGER)
         host, port = self._listener.getsockname()[:2]
         self.address = Address(host, port)
         self._wake_reader, self._wake_writer = os.pipe()
         os.set_blocking(self._wake_writer, False)
         os.set_blocking(self._wake_reader, False)
         self._selector = selectors.DefaultSelector()
-        self._selector.register(self._listener, selectors.EVENT_READ)
         self._selector.register(self._wake_reader, selectors.EVENT_READ)
         self._thread = threading.Thread(target=self._run, name=name)
         self._thread.start()
@@ -206,6 +235,7 @@ class FeedServer:
         self._thread.join()
         for client in list(self._clients.values()):
             self._drop(client)
+        self._acceptor.log.close()
         self._selector.close()
         self._listener.close()
         os.close(self._wake_reader)
@@ -219,12 +249,15 @@ class FeedServer:
 
     def _run(self) -> None:
         while True:
-            due = min((c.request_due for c in self._clients.values()), default=math.inf)
+            self._watch_listener()
+            due = min((c.deadline() for c in self._clients.values()), default=math.inf)
+            due = min(due, self._acceptor.due())
             if self._state_due is not None:
                 due = min(due, self._state_due)
             timeout = None if math.isinf(due) else max(0.0, due - time.monotonic())
             ready_keys = self._selector.select(timeout)
-            self._drop_silent_requests()
+            self._drop_late_clients()
+            self._acceptor.log.settle()
             if self._state_due is not None and time.monotonic() >= self._state_due:
                 self._state_due = None
                 self._state_sent = time.monotonic()
@@ -274,18 +307,34 @@ class FeedServer:
                 if client.subscribed:
                     self._send(client, data)
 
+    def _watch_listener(self) -> None:
+        """Watch the listener unless the acceptor pauses it (no descriptor to spare)."""
+        watched = self._listener in self._selector.get_map()
+        if self._acceptor.paused == watched:
+            if watched:
+                self._selector.unregister(self._listener)
+            else:
+                self._selector.register(self._listener, selectors.EVENT_READ)
+
     def _accept(self) -> None:
-        try:
-            connection, _ = self._listener.accept()
-        except OSError:
+        accepted = self._acceptor.accept()
+        if accepted is None:
             return
+        connection, peer = accepted
+        host = peer.rsplit(":", 1)[0]
         if len(self._clients) >= MAX_CLIENTS:
             connection.close()
-            LOGGER.warning("%s: too many clients, one turned away", self._name)
+            self._acceptor.log.note("too many clients", f"{self._name}: {MAX_CLIENTS} clients: "
+                                    f"{peer} turned away")  # fmt: skip
             return
-        connection.setblocking(False)
+        if sum(client.host == host for client in self._clients.values()) >= MAX_CLIENTS_PER_HOST:
+            connection.close()
+            self._acceptor.log.note("too many from one host", f"{self._name}: "
+                                    f"{MAX_CLIENTS_PER_HOST} clients from {host}: {peer} "
+                                    "turned away")  # fmt: skip
+            return
         connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _SEND_BUFFER)
-        client = _Client(connection, subscribed=not self._feed.wants_request)
+        client = _Client(connection, subscribed=not self._feed.wants_request, host=host)
         if not client.subscribed:
             client.request_due = time.monotonic() + REQUEST_TIMEOUT
         self._clients[connection.fileno()] = client
@@ -293,9 +342,10 @@ class FeedServer:
         if client.subscribed:
             self._send(client, self._feed.greeting())
 
-    def _drop_silent_requests(self) -> None:
+    def _drop_late_clients(self) -> None:
+        """Drop the clients whose request is late or that took nothing for the write timeout."""
         now = time.monotonic()
-        for client in [c for c in self._clients.values() if c.request_due <= now]:
+        for client in [c for c in self._clients.values() if c.deadline() <= now]:
             self._drop(client)
 
     def _serve(self, client: _Client, ready: int) -> None:
@@ -327,7 +377,8 @@ class FeedServer:
         """Add ``data`` to what the client is owed and send what it takes now."""
         client.pending += data
         if len(client.pending) > MAX_BUFFERED:
-            LOGGER.warning("%s: a client that does not read was dropped", self._name)
+            self._acceptor.log.note("not reading", f"{self._name}: a client that does not read "
+                                    "was dropped")  # fmt: skip
             self._drop(client)
             return
         try:
@@ -338,6 +389,8 @@ class FeedServer:
             self._drop(client)
             return
         del client.pending[:sent]
+        if sent or math.isinf(client.waiting_since):
+            client.waiting_since = time.monotonic() if client.pending else math.inf
         if not client.pending and client.closing:
             self._drop(client)
             return

@@ -57,6 +57,7 @@ from serialref.events import (
     PlayerSignedOn,
     SupervisorCommand,
 )
+from serialref.recorders.filemode import private_file
 
 __all__ = [
     "JournalGame",
@@ -141,7 +142,9 @@ class JournalRecorder:
         try:
             if path.is_file():
                 cut_torn_tail(path)
-            self._file = path.open("a", buffering=1, encoding="ascii", newline="\n")
+            self._file = open(  # noqa: SIM115 - open while the match runs, closed by close()
+                path, "a", buffering=1, encoding="ascii", newline="\n", opener=private_file
+            )
         except OSError as exc:
             raise recorder_error("open", path, exc) from exc
 

@@ -33,6 +33,7 @@ import chess.pgn
 from serialref.clock import format_clock, side_index
 from serialref.errors import RecorderError, recorder_error
 from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed, SupervisorCommand
+from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import JournalGame
 from serialref.rules import rules_of_tags
 
@@ -257,7 +258,7 @@ class PgnRecorder:
             if game.ended is not None
         ]
         try:  # fail now, not at the end of the first game, if the file cannot be written
-            path.open("ab").close()
+            open(path, "ab", opener=private_file).close()
         except OSError as exc:
             raise recorder_error("open", path, exc) from exc
         self._cut_torn_game()
@@ -344,7 +345,7 @@ class PgnRecorder:
 
     def _append(self, data: bytes) -> None:
         """One game at the end of the file, synced; a write that fails half-way is undone."""
-        fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = private_file(str(self._path), os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             size = os.lseek(fd, 0, os.SEEK_END)
             tail = os.pread(fd, 2, max(0, size - 2)) if size else b""

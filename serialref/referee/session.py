@@ -22,6 +22,7 @@ from typing import Any
 from transitions import Machine
 
 from serialref.errors import ProgrammingError
+from serialref.wire.ratelimit import BurstLimit
 
 LOGGER = logging.getLogger(__name__)
 
@@ -181,39 +182,9 @@ class PortSession:
             self._outstanding = ()
 
 
-class IgnoredLines:
+class IgnoredLines(BurstLimit):
     """How many ignored lines from one port are recorded: ``burst`` per ``window``, then a count.
 
     Line noise and a hostile player can send thousands of lines a second; each one
     recorded costs journal space and a log line (PROTOCOL.md 7: bounded space).
     """
-
-    def __init__(self, burst: int = 5, window: float = 1.0) -> None:
-        self._burst = burst
-        self._window = window
-        self._window_start = -float("inf")
-        self._recorded = 0
-        self._suppressed = 0
-
-    def admit(self, at: float) -> tuple[bool, int]:
-        """Whether to record a line ignored at ``at``, and how many were left out before it."""
-        left_out = self.window_over(at)
-        if self._recorded < self._burst:
-            self._recorded += 1
-            return True, left_out
-        self._suppressed += 1
-        return False, left_out
-
-    def window_over(self, at: float) -> int:
-        """Start a new window if the current one is over; the lines it left out (once)."""
-        if at - self._window_start < self._window:
-            return 0
-        left_out, self._suppressed = self._suppressed, 0
-        self._window_start = at
-        self._recorded = 0
-        return left_out
-
-    def flush(self) -> int:
-        """The lines left out so far, reported once (at a game's or the match's end)."""
-        left_out, self._suppressed = self._suppressed, 0
-        return left_out

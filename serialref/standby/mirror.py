@@ -10,7 +10,10 @@ fails a gate is logged with the peer's address and drops that connection only.
 Connections that have not proved the key yet (*newcomers*) are served alongside
 the primary's, in the same ``select`` loop, without blocking: each may send a
 fixed number of bytes and must finish its handshake within
-``handshake_timeout``, and at most ``max_newcomers`` wait at a time. Nothing
+``handshake_timeout``, and at most ``max_newcomers`` wait at a time. Accepting goes
+through an :class:`~serialref.wire.acceptor.Acceptor`: out of descriptors, the listener
+is left alone for a moment instead of being tried again at full speed, and refusals are
+logged once per window with a count. Nothing
 about the mirror is said to a newcomer, nothing it sends is written, and it
 cannot end or delay the primary's connection. Only a peer that proves the key
 replaces the primary (a primary that restarted reconnects before its old
@@ -22,6 +25,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import logging
+import math
 import os
 import select
 import socket
@@ -34,6 +38,7 @@ from pathlib import Path
 from types import TracebackType
 
 from serialref.errors import ConfigError, ProtocolError, recorder_error
+from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import cut_torn_tail, set_aside
 from serialref.standby.validation import JournalValidator
 from serialref.standby.wire import (
@@ -48,6 +53,7 @@ from serialref.standby.wire import (
     read_primary_proof,
     standby_answer,
 )
+from serialref.wire.acceptor import PLAYER_RESERVE, Acceptor
 from serialref.wire.address import format_address, parse_address
 
 __all__ = ["HANDSHAKE_TIMEOUT", "LOOPBACK", "MAX_NEWCOMERS", "TAKEOVER_AFTER", "JournalMirror"]
@@ -136,12 +142,11 @@ class JournalMirror:
         self._clock = clock
         self._link: _PrimaryLink | None = None
         self._newcomers: list[_Newcomer] = []
-        self._crowd_reported = False
         self._stopped = False
         self._validator, self._digest, self._size = _load(journal)
         with ExitStack() as stack:
             try:
-                self._file = stack.enter_context(journal.open("ab"))
+                self._file = stack.enter_context(open(journal, "ab", opener=private_file))
             except OSError as exc:
                 raise recorder_error("open", journal, exc) from exc
             try:
@@ -156,6 +161,8 @@ class JournalMirror:
                 ) from exc
             self._wake_r, self._wake_w = socket.socketpair()
             stack.pop_all()
+        self._acceptor = Acceptor(self._listener, "standby", reserve=PLAYER_RESERVE,
+                                  logger=LOGGER, clock=clock)  # fmt: skip
         bound = self._listener.getsockname()
         self.address = format_address(bound[0], bound[1])
         LOGGER.info("standby listening on %s, mirroring to %s (%d bytes so far)",
@@ -235,12 +242,14 @@ class JournalMirror:
                     return _Outcome.SILENT
             else:
                 timeout = None
-            if self._newcomers:
-                first_deadline = min(newcomer.deadline for newcomer in self._newcomers) - now
+            first_deadline = min([self._acceptor.due(), *(n.deadline for n in self._newcomers)])
+            if not math.isinf(first_deadline):
+                first_deadline -= now
                 timeout = first_deadline if timeout is None else min(timeout, first_deadline)
             link = self._link
             newcomers = {newcomer.sock: newcomer for newcomer in self._newcomers}
-            watched = [self._listener, self._wake_r, *newcomers, *([link.sock] if link else [])]
+            listening = [] if self._acceptor.paused else [self._listener]
+            watched = [*listening, self._wake_r, *newcomers, *([link.sock] if link else [])]
             wait = None if timeout is None else max(timeout, 0.0)
             ready, _, _ = select.select(watched, [], [], wait)
             if self._wake_r in ready:
@@ -253,27 +262,21 @@ class JournalMirror:
                     self._hear_newcomer(newcomers[sock])
             if self._listener in ready:
                 self._accept()
+            self._acceptor.log.settle()
         return _Outcome.STOPPED
 
     # ------------------------------------------------------------ newcomers
 
     def _accept(self) -> None:
-        try:
-            sock, address = self._listener.accept()
-        except OSError as exc:  # the peer gave up already, or no descriptor is left
-            LOGGER.warning("cannot accept a connection: %s", exc)
+        accepted = self._acceptor.accept()
+        if accepted is None:
             return
-        peer = format_address(address[0], address[1])
+        sock, peer = accepted
         if len(self._newcomers) >= self._max_newcomers:
-            LOGGER.log(
-                logging.DEBUG if self._crowd_reported else logging.WARNING,
-                "peer %s: refused, %d connections are in their handshake already",
-                peer, len(self._newcomers),
-            )  # fmt: skip
-            self._crowd_reported = True
+            self._acceptor.log.note("crowd", f"peer {peer}: refused, {len(self._newcomers)} "
+                                    "connections are in their handshake already")  # fmt: skip
             sock.close()
             return
-        sock.setblocking(False)
         self._newcomers.append(_Newcomer(sock, peer, self._clock() + self._handshake_timeout))
         LOGGER.debug("peer %s connected", peer)
 
@@ -328,11 +331,9 @@ class JournalMirror:
         self._link = _PrimaryLink(newcomer.sock, newcomer.peer, channel)
 
     def _drop_newcomer(self, newcomer: _Newcomer, problem: str) -> None:
-        LOGGER.warning("peer %s: %s; closed", newcomer.peer, problem)
+        self._acceptor.log.note("handshake failed", f"peer {newcomer.peer}: {problem}; closed")
         newcomer.sock.close()
         self._newcomers.remove(newcomer)
-        if not self._newcomers:
-            self._crowd_reported = False
 
     # ------------------------------------------------------------ the primary
 
@@ -402,7 +403,7 @@ class JournalMirror:
         self._file.close()
         try:
             aside = set_aside(self.journal, "replaced")
-            self._file = self.journal.open("ab")
+            self._file = open(self.journal, "ab", opener=private_file)  # noqa: SIM115 - till close()
         except OSError as exc:
             raise recorder_error("replace", self.journal, exc) from exc
         LOGGER.warning("%s: %s; kept it as %s", self.journal, why, aside)
