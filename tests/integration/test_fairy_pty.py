@@ -79,6 +79,6 @@ def _the_standby_and_the_feeds_follow(journal: bytes, last: chess.Board) -> None
         web.update(event)
         style12.update(event)
     assert f'"fen": "{last.fen()}"'.encode() in web.greeting()
-    assert style12.greeting().startswith(b"<12> ")
+    assert style12.greeting().startswith(b"\n\r<12> ")
     drawn = board_with_coordinates(last)
     assert len(drawn) == len(last.fen().split("/")) + 1
