@@ -139,6 +139,9 @@ class Style12Feed:
     def answer(self, request: bytes) -> tuple[bytes, bool]:
         return self.greeting(), True
 
+    def farewell(self) -> bytes:
+        return b""  # FICS says nothing either: the connection closes
+
 
 class _Style12Game:
     """One board's game as Style 12 lines; ``board`` is its number in an event."""
