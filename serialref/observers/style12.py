@@ -140,7 +140,7 @@ class Style12Feed:
         return self.greeting(), True
 
     def farewell(self) -> bytes:
-        return b""  # FICS says nothing either: the connection closes
+        return b""  # nothing to say: the connection closes
 
 
 class _Style12Game:
