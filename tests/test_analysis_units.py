@@ -11,7 +11,7 @@ import pytest
 
 from serialref.analysis.inputs import read_entries, resume_point
 from serialref.analysis.progress import Progress, Tally
-from serialref.analysis.scores import centipawns
+from serialref.analysis.scores import centipawns, mate_in
 from serialref.analysis.targets import is_solved
 from serialref.analysis.tasks import SOFT_MOVES, Effort, Mate
 from serialref.cli import main
@@ -37,6 +37,16 @@ START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
 )
 def test_scores_become_the_ce_of_spec_6_7(score: chess.engine.Score, ce: int) -> None:
     assert centipawns(score) == ce
+
+
+@pytest.mark.parametrize("moves", [1, 2, 5, 40, 0, -1, -5, -40])
+def test_a_mate_s_ce_reads_back_as_its_moves(moves: int) -> None:
+    assert mate_in(centipawns(chess.engine.Mate(moves))) == moves
+
+
+@pytest.mark.parametrize("ce", [0, 35, -120, 32000, -32000])
+def test_an_evaluation_is_no_mate(ce: int) -> None:
+    assert mate_in(ce) is None
 
 
 def test_effort_takes_exactly_one_positive_limit() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import chess.engine
 
-__all__ = ["CHECKMATED", "MATE_BOUND", "centipawns"]
+__all__ = ["CHECKMATED", "MATE_BOUND", "centipawns", "mate_in"]
 
 CHECKMATED = -32767
 """``ce`` of a position whose side to move is checkmated."""
@@ -30,3 +30,15 @@ def centipawns(score: chess.engine.Score) -> int:
         return 32767 - (2 * mate - 1)
     return CHECKMATED + 2 * -mate
 
+
+
+def mate_in(ce: int) -> int | None:
+    """The mate a ``ce`` operand encodes, in moves: ``3`` when the side to move mates in
+    three, ``-3`` when it is mated in three (``0``: it is checkmated); None for an evaluation.
+
+    The inverse of :func:`centipawns` for mates.
+    """
+    if abs(ce) <= MATE_BOUND:
+        return None
+    plies = -CHECKMATED - abs(ce)
+    return (plies + 1) // 2 if ce > 0 else -(plies // 2)

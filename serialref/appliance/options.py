@@ -290,16 +290,18 @@ MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
         help="serve a FICS Style 12 feed of the games to TCP clients at HOST:PORT "
         "(a PORT alone: 127.0.0.1, e.g. 5000)",
         doc="Serve the games as FICS/ICC Style 12 lines (`<12> ...`) to any TCP client at "
-        "this address: the position at once, then a line per move. A bare port listens on "
-        "127.0.0.1 only (`5000`). Read-only; a client that does not read is dropped.",
+        "this address: the position at once, then a line per move, framed as FICS frames "
+        "them, so `xboard -ics -icshost HOST -icsport PORT` follows the games. A bare port "
+        "listens on 127.0.0.1 only (`5000`). Read-only; a client that does not read is dropped.",
         default_text="none",
     ),
     _top(
         "web", listen_address(), "", Section.AUDIENCE,
         help="serve a live web board at HOST:PORT (a PORT alone: 127.0.0.1, e.g. 8080)",
-        doc="Serve a live web page of the game (board, clocks, moves, the players' `ce` "
-        "and `pv`, the result) at this address, pushed to the browser as it happens "
-        "(Server-Sent Events). A bare port listens on 127.0.0.1 only (`8080`). Read-only.",
+        doc="Serve a live web page of the game (every variant's own board with its pieces in "
+        "hand, clocks, moves, the players' scores and lines, the result) at this address, drawn "
+        "into the page and pushed to the browser as it happens (Server-Sent Events). A bare "
+        "port listens on 127.0.0.1 only (`8080`). Read-only.",
         default_text="none",
     ),
     _port(

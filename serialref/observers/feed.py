@@ -113,6 +113,10 @@ class Feed(Protocol):
         """The response to ``request`` and whether the client then subscribes."""
         ...
 
+    def farewell(self) -> bytes:
+        """What every subscriber is sent as the feed closes: the page learns it is over."""
+        ...
+
 
 _Item = tuple[int | None, MatchEvent | None]
 """An event of a board (``None``: the lone match), or ``(board, None)``: the board ended."""
@@ -285,6 +289,7 @@ class FeedServer:
             except queue.Empty:
                 return True
             if item is _END:
+                self._broadcast(self._feed.farewell())  # what fits in the socket's buffer now
                 return False
             board, event = item
             try:

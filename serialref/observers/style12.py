@@ -1,4 +1,4 @@
-"""The games as FICS/ICC Style 12 lines, for chess GUIs and scripts that read a FICS feed.
+r"""The games as FICS/ICC Style 12 lines, for chess GUIs and scripts that read a FICS feed.
 
 Every line is the ``<12>`` record of the FICS ``style12`` help file, field for field: the
 board from White's 8th rank down, the side to move, the double-push file, the castling
@@ -6,10 +6,22 @@ rights, the reversible-move count, the game number, the names, our relation to t
 (0: observing a game being played), the initial time and increment, both sides' material,
 both clocks in seconds, the next move's number, the previous move in verbose notation
 (``P/e2-e4``, ``o-o``), the time it took ``(0:06)``, the same move in SAN, the flip flag,
-whether the clock ticks and the lag. The initial time is in minutes, as FICS sends it and
-clients read it (the help file says seconds, which no server does). When a game ends, its
-last line says the clock stopped and a FICS ``{Game N (White vs. Black) reason} result``
-line follows.
+whether the clock ticks and the lag. When a game ends, its last line says the clock
+stopped and a FICS ``{Game N (White vs. Black) reason} result`` line follows.
+
+The initial time is in whole minutes and the increment in whole seconds, as FICS sends
+them and clients read them (the help file says seconds, which no server does); each is
+rounded to the nearest (halves up), and a timed game's initial time is at least 1,
+since xboard takes ``0 0`` for an untimed game and turns its clocks off: ``10+0.1`` is
+written ``1 0``, ``90+30`` ``2 30``. The clocks are the whole seconds left.
+
+Each message is framed as FICS frames it: it starts and ends with FICS's line end
+``\n\r`` and is followed by the prompt ``fics% ``. Clients were written against that
+framing. xboard drops every ``\r`` and holds a line's closing ``\n`` until the next
+character shows it is no continuation (FICS continues a wrapped line with
+``\n\   ``); the prompt is that next character, so xboard reads each line at once, and
+a line that a ``\n<12>`` followed directly would be taken for a board cut short and
+dropped. ``mekk.fics`` splits its input at ``\n\r`` and strips the prompt.
 
 An event's feed follows every board: the game number field is then the board's number
 (its pairing's), so a client tells the boards apart as it tells FICS games apart; a new
@@ -36,7 +48,13 @@ from serialref.rules import STANDARD, rules_of_tags
 from serialref.timecontrol import TimeControl
 from serialref.wire.address import Address
 
-__all__ = ["Style12Feed", "Style12Observer", "style12_line"]
+__all__ = ["PROMPT", "Style12Feed", "Style12Observer", "fics_message", "style12_line"]
+
+_LINE_END = "\n\r"
+"""FICS's line end: the ``\n`` of the server's text with a ``\r`` after it."""
+
+PROMPT = "fics% "
+"""FICS's prompt, after every message (see the module docstring for why it is sent)."""
 
 _VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
 _NOT_A_NAME = re.compile(r"[^A-Za-z0-9_]+")
@@ -121,6 +139,9 @@ class Style12Feed:
     def answer(self, request: bytes) -> tuple[bytes, bool]:
         return self.greeting(), True
 
+    def farewell(self) -> bytes:
+        return b""  # nothing to say: the connection closes
+
 
 class _Style12Game:
     """One board's game as Style 12 lines; ``board`` is its number in an event."""
@@ -157,10 +178,10 @@ class _Style12Game:
         elif isinstance(event, GameEnded) and self._board is not None:
             self._ticking = False
             white, black = self._names
-            return self.greeting() + (
+            return self.greeting() + fics_message(
                 f"{{Game {self._game_field} ({_name(white)} vs. {_name(black)}) "
-                f"{_one_line(event.reason)}}} {event.result}\n"
-            ).encode("ascii", "replace")
+                f"{_one_line(event.reason)}}} {event.result}"
+            )
         elif isinstance(event, SupervisorCommand) and event.command in ("pause", "resume"):
             self._paused = event.command == "pause"
         else:
@@ -179,7 +200,7 @@ class _Style12Game:
             move=self._move,
             ticking=self._ticking and not self._paused,
         )
-        return f"{line}\n".encode("ascii", "replace")
+        return fics_message(line)
 
     def _start(self, event: GameStarted) -> None:
         self._rules = rules_of_tags(event.tags)
@@ -204,12 +225,26 @@ class Style12Observer(FeedServer):
         super().__init__(Style12Feed(), address, name="style12 feed")
 
 
+def fics_message(line: str) -> bytes:
+    """``line`` as FICS sends a message: between line ends, then the prompt."""
+    return f"{_LINE_END}{line}{_LINE_END}{PROMPT}".encode("ascii", "replace")
+
+
 def _initial_and_increment(control: TimeControl) -> tuple[int, int]:
-    """FICS's initial time (whole minutes) and increment (whole seconds)."""
+    """FICS's initial time (whole minutes) and increment (whole seconds), rounded.
+
+    Halves round up; a timed game's initial time is at least a minute (see the module
+    docstring): ``0 0`` means an untimed game to xboard.
+    """
     if control.untimed or not control.periods:
         return 0, 0
     first = control.periods[0]
-    return int(first.seconds // 60), int(first.increment)
+    return max(1, _nearest(first.seconds / 60)), _nearest(first.increment)
+
+
+def _nearest(value: float) -> int:
+    """``value`` rounded to the nearest integer, halves up (``round`` rounds them to even)."""
+    return math.floor(value + 0.5)
 
 
 def _double_push_file(board: chess.Board, last: chess.Move | None) -> int:

@@ -5,6 +5,13 @@ the client) asks a :class:`Rules` for its boards and names and never asks which
 variant it is playing.
 """
 
-from serialref.rules.base import STANDARD, Rules, find_rules, rules_of_tags, variant_names
+from serialref.rules.base import (
+    STANDARD,
+    Drawing,
+    Rules,
+    find_rules,
+    rules_of_tags,
+    variant_names,
+)
 
-__all__ = ["STANDARD", "Rules", "find_rules", "rules_of_tags", "variant_names"]
+__all__ = ["STANDARD", "Drawing", "Rules", "find_rules", "rules_of_tags", "variant_names"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 import chess
 import chess.variant
@@ -27,7 +28,11 @@ from serialref.rules.fairyvariants import (
     XiangqiBoard,
 )
 
-__all__ = ["STANDARD", "Rules", "find_rules", "rules_of_tags", "variant_names"]
+__all__ = ["STANDARD", "Drawing", "Rules", "find_rules", "rules_of_tags", "variant_names"]
+
+Drawing = Literal["chess", "xiangqi", "shogi"]
+"""How a variant's board is drawn: chess's squares and pieces, xiangqi's points with
+its river and palaces, or shogi's plain squares and pieces facing the opponent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +40,8 @@ class Rules:
     """The rules of one variant; ``name`` is how a user names it (``--variant``).
 
     ``pgn_name`` is the PGN ``Variant`` tag as lichess and cutechess write it (empty
-    for standard chess, which has no tag); ``chess960`` marks Fischer-random castling.
+    for standard chess, which has no tag); ``chess960`` marks Fischer-random castling;
+    ``drawing`` is how a picture of its board looks.
     """
 
     name: str
@@ -43,6 +49,7 @@ class Rules:
     board_type: type[chess.Board]
     chess960: bool = False
     source: str = "python-chess"
+    drawing: Drawing = "chess"
 
     @property
     def standard(self) -> bool:
@@ -106,8 +113,8 @@ _RULES = (
     Rules("capablanca", "capablanca", CapablancaBoard, source=_FAIRY),
     Rules("seirawan", "seirawan", SeirawanBoard, source=_FAIRY),
     Rules("makruk", "makruk", MakrukBoard, source=_FAIRY),
-    Rules("shogi", "shogi", ShogiBoard, source=_FAIRY),
-    Rules("xiangqi", "xiangqi", XiangqiBoard, source=_FAIRY),
+    Rules("shogi", "shogi", ShogiBoard, source=_FAIRY, drawing="shogi"),
+    Rules("xiangqi", "xiangqi", XiangqiBoard, source=_FAIRY, drawing="xiangqi"),
 )  # fmt: skip
 
 # Every spelling a user, a PGN file or an engine may use, squeezed: "King of the Hill",

@@ -22,6 +22,8 @@ from typing import ClassVar
 
 import chess
 
+from serialref.rules.squares import move_squares, placement_pieces, square_name
+
 __all__ = [
     "FairyBoard",
     "FairyMove",
@@ -141,32 +143,20 @@ def _insufficient(variant: str, fen: str) -> tuple[bool, bool]:
     return bool(white), bool(black)
 
 
-_SQUARE = r"[a-l](?:1[0-9]|20|[1-9])"
-_SQUARE_RE = re.compile(_SQUARE)
-_UCI_TARGET_RE = re.compile(rf"(?:[A-Z]@|{_SQUARE})({_SQUARE})")
+_SQUARE_RE = re.compile(r"[a-l](?:1[0-9]|20|[1-9])")
 
 
 def _target(uci: str) -> str:
     """The square a move in Fairy-Stockfish's UCI form goes to (a drop's square)."""
-    found = _UCI_TARGET_RE.match(uci)
-    return found.group(1) if found else ""
+    squares = move_squares(uci)
+    return "" if squares is None else square_name(squares.target)
 
 
 @functools.lru_cache(maxsize=256)
 def _pieces(placement: str) -> dict[str, str]:
-    """The pieces of a FEN placement by square (pieces in hand and ``~`` marks left out)."""
-    pieces = {}
-    ranks = placement.split("[", 1)[0].split("/")
-    for row, rank in enumerate(ranks):
-        file = 0
-        for token in re.findall(r"\d+|\+?[A-Za-z]|[*_]", rank):
-            if token.isdigit():
-                file += int(token)
-                continue
-            if token not in "*_":
-                pieces[f"{chr(ord('a') + file)}{len(ranks) - row}"] = token
-            file += 1
-    return pieces
+    """The pieces of a FEN placement by square name (pieces in hand and ``~`` marks left out)."""
+    _, _, pieces = placement_pieces(placement)
+    return {square_name(square): piece for square, piece in pieces.items()}
 
 
 class FairyBoard(chess.Board):

@@ -119,7 +119,7 @@ def test_one_socket_and_one_feed_of_each_kind_show_and_steer_every_board(
         message = first_web_message(web)
         assert message["event"] == "Audience cup"
         assert {board["board"] for board in message["boards"]} == {first, second}
-        assert all(board["fen"] and "<svg" in board["svg"] for board in message["boards"])
+        assert all(board["fen"] and "<svg" in board["html"] for board in message["boards"])
 
         # adjudicate names the other board: its game ends as the supervisor said.
         assert main(["ctl", "--socket", str(path), "--board", str(second), "adjudicate",

@@ -7,6 +7,7 @@ is read back by pyffish itself, SAN by SAN, which must reach the referee's last 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from serialref.observers.web import WebFeed
 from serialref.recorders.journal import decode_entry
 from serialref.referee.openings import Opening
 from serialref.rules import find_rules
+from serialref.rules.squares import squares_of
 
 # Short games that still cross each variant's own ground: 10x8 pieces, gating, drops,
 # cannons and palaces; Makruk's game is drawn by its counting rule (seeds are fixed).
@@ -78,7 +80,9 @@ def _the_standby_and_the_feeds_follow(journal: bytes, last: chess.Board) -> None
         event = decode_entry(raw)
         web.update(event)
         style12.update(event)
-    assert f'"fen": "{last.fen()}"'.encode() in web.greeting()
-    assert style12.greeting().startswith(b"<12> ")
+    state = json.loads(web.greeting().removeprefix(b"data: "))
+    assert state["fen"] == last.fen()
+    assert state["html"].count('<g class="piece"') == len(squares_of(last).pieces)  # drawn
+    assert style12.greeting().startswith(b"\n\r<12> ")
     drawn = board_with_coordinates(last)
     assert len(drawn) == len(last.fen().split("/")) + 1
