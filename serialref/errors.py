@@ -15,7 +15,8 @@
     ├─ RecorderError(OSError)         the journal or PGN file cannot be written (disk full, ...)
     ├─ EngineError                    a chess program behind ``serialref client``
     ├─ CommandError(ValueError)       a supervisor's command the referee refuses, and why
-    └─ ControlError(OSError)          the control socket or an audience feed cannot be served
+    ├─ ControlError(OSError)          the control socket or an audience feed cannot be served
+    └─ MissingExtraError              an optional library is not installed: its ``pip install``
 
     ProgrammingError(RuntimeError)    serialref's own code used as it must not be: a bug,
                                       reported as an internal error, never as a user's mistake
@@ -37,6 +38,7 @@ __all__ = [
     "FramingError",
     "InputError",
     "LineLostError",
+    "MissingExtraError",
     "PortOpenError",
     "ProgrammingError",
     "ProtocolError",
@@ -46,6 +48,7 @@ __all__ = [
     "TransportError",
     "UnexpectedRecordError",
     "escape",
+    "missing_extra",
     "recorder_error",
 ]
 
@@ -147,6 +150,32 @@ class CommandError(SerialrefError, ValueError):
 
 class ControlError(SerialrefError, OSError):
     """The control socket or a feed: no referee listening, no permission, a port in use."""
+
+
+class MissingExtraError(SerialrefError):
+    """A feature needs a library that the core install leaves out (``serialref[fairy]``, ...).
+
+    The core install is what refereeing needs; the charts, the fairy variants' rules and
+    the terminal view come as extras, so that a referee box does not carry (or compile)
+    them. The message is the one thing the user must do: the ``pip install`` that brings
+    the library.
+    """
+
+
+def missing_extra(
+    exc: ImportError, library: str, extra: str, needed_for: str
+) -> MissingExtraError:
+    """Word a failed import of an optional ``library`` as what to install, for ``needed_for``.
+
+    ``exc.name`` is the module that was missing: the library itself, or one it needs in
+    turn (matplotlib without numpy), which is named too.
+    """
+    top_level = (exc.name or library).split(".", 1)[0]
+    missing = "" if top_level == library else f" (its module {exc.name} is missing)"
+    return MissingExtraError(
+        f"{needed_for} needs {library}, which is not installed here{missing}: "
+        f"pip install 'serialref[{extra}]'"
+    )
 
 
 def recorder_error(action: str, path: Path, exc: OSError) -> RecorderError:

@@ -77,9 +77,9 @@ def _fail(args: argparse.Namespace, message: str, code: int) -> int:
 
 
 def _exit_code_for(exc: SerialrefError) -> int:
-    from serialref.errors import ConfigError, PortOpenError
+    from serialref.errors import ConfigError, MissingExtraError, PortOpenError
 
-    if isinstance(exc, ConfigError):
+    if isinstance(exc, (ConfigError, MissingExtraError)):
         return EXIT_USAGE
     if isinstance(exc, PortOpenError):
         return EXIT_PORT
