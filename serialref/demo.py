@@ -57,15 +57,14 @@ def run_demo(
     journal = directory / "journal.jsonl"
     logs = tuple(directory / f"player-{port}.log" for port in "ab")
     # Checked before anything is opened, started or removed (a variant whose library is
-    # not installed included); the ports are the cables', known once they are open.
+    # not installed included); the records' directory is made next, the ports are the
+    # cables', known once they are open.
     config = load_config(
         None,
         {
             "games": games,
             "tc": tc,
             "variant": variant,
-            "pgn": pgn,
-            "journal": journal,
             "event": "serialref demo",
             "reset_delay": 0.5,
             "conclude_delay": 0.5,
@@ -97,6 +96,8 @@ def run_demo(
 
         config = replace(
             config,
+            pgn=pgn,
+            journal=journal,
             port_a=replace(config.port_a, path=cables[0].path_a),
             port_b=replace(config.port_b, path=cables[1].path_a),
         )

@@ -4,6 +4,7 @@
 
     SerialrefError
     ├─ ConfigError(ValueError)        a setting: key path + reason (+ the file it is in)
+    │  └─ GroupedConfigError          every wrong setting of one file, read as the first
     ├─ InputError(OSError)            a file named on the command line cannot be read
     ├─ TransportError(OSError)
     │  ├─ PortOpenError               missing, busy or forbidden port, with a hint
@@ -28,6 +29,7 @@ Foreign exceptions (``serial.SerialException``, ``termios.error``, ``OSError``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "ControlError",
     "EngineError",
     "FramingError",
+    "GroupedConfigError",
     "InputError",
     "LineLostError",
     "MissingExtraError",
@@ -89,6 +92,25 @@ class ConfigError(SerialrefError, ValueError):
         self.key = key
         self.reason = reason
         self.source = source
+
+
+class GroupedConfigError(ConfigError):
+    """Every wrong setting found in one configuration, each a :class:`ConfigError`.
+
+    It reads as the first and says how many more there are, so a command that refuses
+    the file still prints one line; ``serialref config check`` lists every one.
+    """
+
+    def __init__(self, errors: Sequence[ConfigError]) -> None:
+        first = errors[0]
+        super().__init__(first.key, first.reason, source=first.source)
+        self.errors = tuple(errors)
+
+    def __str__(self) -> str:
+        more = len(self.errors) - 1
+        if not more:
+            return str(self.errors[0])
+        return f"{self.errors[0]} (and {more} more; `serialref config check` lists them all)"
 
 
 class InputError(SerialrefError, OSError):
