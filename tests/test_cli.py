@@ -398,4 +398,4 @@ def test_run_and_standby_take_every_option_of_the_table_for_them(
             for flag in option.flags.get(verb, ()):
                 assert re.search(rf"(^|\s|\[){re.escape(flag)}\b", help_text), (verb, flag)
     err = usage_error(capsys, "standby", "7600", "--replicate", "127.0.0.1:7601")
-    assert "unrecognized arguments: --replicate" in err
+    assert "unknown option --replicate; see `serialref standby --help`" in err

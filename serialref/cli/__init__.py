@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="serialref",
         description="Serial-line chess referee speaking the EPD referee protocol.",
+        epilog="Each command has options of its own, which `serialref COMMAND --help` lists: "
+        "`serialref run --help` a match's (--games, --tc, --pgn, --journal, --config, ...), "
+        "`serialref client --help` a player's (--engine, --player, --name, ...).",
         parents=[common_options("warning")],
     )
     parser.set_defaults(debug=False, log_level=None)
