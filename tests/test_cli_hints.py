@@ -5,20 +5,12 @@ from __future__ import annotations
 import argparse
 
 import pytest
+from clirun import restored_logging, usage_error  # noqa: F401 (a fixture)
 
 from serialref import cli
 from serialref.cli.base import Parser
 
 PORTS = ("/dev/serialref-test-missing-a", "/dev/serialref-test-missing-b")
-
-
-def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    with pytest.raises(SystemExit) as exit_info:
-        cli.main(list(argv))
-    assert exit_info.value.code == cli.EXIT_USAGE
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1, err
-    return err.rstrip("\n")
 
 
 @pytest.mark.parametrize(
@@ -43,7 +35,7 @@ def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 def test_an_unknown_option_is_named_with_the_closest_and_the_verbs_help(
     capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], expected: str
 ) -> None:
-    assert usage_error(capsys, *argv) == f"serialref: error: {expected}"
+    assert usage_error(capsys, *argv) == f"serialref: error: {expected}\n"
 
 
 def test_values_that_start_with_a_dash_are_not_options() -> None:

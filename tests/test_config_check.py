@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clirun import MISSING_PORTS, restored_logging, run  # noqa: F401 (a fixture)
 
 from serialref import cli
 from serialref.appliance.config import load_config
@@ -15,25 +14,6 @@ from serialref.event.config import load_event_config
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENT_EXAMPLE = ROOT / "examples" / "event.toml"
-MISSING_PORTS = ("/dev/serialref-test-missing-a", "/dev/serialref-test-missing-b")
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """main() configures the root logger: give it back as the test found it."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in root.handlers:
-        if handler not in handlers:
-            root.removeHandler(handler)
-    root.setLevel(level)
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write(tmp_path: Path, text: str, name: str = "file.toml") -> Path:

@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clirun import MISSING_PORTS, restored_logging, run  # noqa: F401 (a fixture)
 
 from serialref import cli
 from serialref.events import MatchEnded, MatchStarted
 from serialref.recorders.journal import JournalRecorder
 from serialref.referee.resume import holds_finished_match
-
-MISSING_PORTS = ("/dev/serialref-test-missing-a", "/dev/serialref-test-missing-b")
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in root.handlers:
-        if handler not in handlers:
-            root.removeHandler(handler)
-    root.setLevel(level)
 
 
 def journal_of(path: Path, *, complete: bool | None) -> Path:
@@ -37,11 +23,6 @@ def journal_of(path: Path, *, complete: bool | None) -> Path:
     return path
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    code = cli.main(list(argv))
-    return code, capsys.readouterr().err
-
-
 def test_a_journal_says_whether_its_match_was_played_out(tmp_path: Path) -> None:
     assert holds_finished_match(journal_of(tmp_path / "done.jsonl", complete=True))
     assert not holds_finished_match(journal_of(tmp_path / "stopped.jsonl", complete=False))
@@ -50,16 +31,16 @@ def test_a_journal_says_whether_its_match_was_played_out(tmp_path: Path) -> None
 
 
 def test_once_plays_nothing_after_a_finished_match(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     journal = journal_of(tmp_path / "match.jsonl", complete=True)
     written = journal.read_bytes()
-    code, err = run(capsys, "run", *MISSING_PORTS, "--journal", str(journal), "--once")
+    code, _, _ = run(capsys, "run", *MISSING_PORTS, "--journal", str(journal), "--once")
     assert code == cli.EXIT_OK
-    assert f"{journal} holds a finished match: nothing to play (--once)" in err
+    assert f"{journal} holds a finished match: nothing to play (--once)" in caplog.text
     assert journal.read_bytes() == written  # no new match appended
     # Without --once the same command starts a new match: it goes on to open the ports.
-    code, _ = run(capsys, "run", *MISSING_PORTS, "--journal", str(journal))
+    code, _, _ = run(capsys, "run", *MISSING_PORTS, "--journal", str(journal))
     assert code == cli.EXIT_PORT
 
 
@@ -68,13 +49,13 @@ def test_once_resumes_a_match_not_played_out(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, complete: bool | None
 ) -> None:
     journal = journal_of(tmp_path / "match.jsonl", complete=complete)
-    code, _ = run(capsys, "run", *MISSING_PORTS, "--journal", str(journal), "--once",
+    code, _, _ = run(capsys, "run", *MISSING_PORTS, "--journal", str(journal), "--once",
                   "--games", "2", "--tc", "60+1")  # fmt: skip
     assert code == cli.EXIT_PORT  # it went on to open the ports
 
 
 def test_once_needs_a_journal(capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = run(capsys, "run", *MISSING_PORTS, "--once")
+    code, _, err = run(capsys, "run", *MISSING_PORTS, "--once")
     assert code == cli.EXIT_USAGE
     assert err == "serialref: error: --once: needs a journal: it is what tells a finished match\n"
 
