@@ -29,3 +29,13 @@ def test_the_referee_box_list_reloads_udev_after_installing_the_rules() -> None:
     assert rules < reload
     assert "udevadm trigger" in lines[reload]
     assert any("systemctl restart systemd-modules-load" in line for line in lines)
+
+
+def test_the_libraries_section_gives_each_packages_licence() -> None:
+    section = README.split("## Libraries", 1)[1].split("\n## ", 1)[0]
+    for package, licence in (("pyserial", "BSD-3-Clause"), ("transitions", "MIT"),
+                             ("python-chess", "GPL-3.0-or-later"), ("pyffish", "GPL-3.0"),
+                             ("matplotlib", "Matplotlib licence"), ("textual", "MIT")):  # fmt: skip
+        mention = section.index(f"`{package}`" if package != "python-chess" else package)
+        assert licence in section[mention : mention + 120], package
+    assert "serialref's own code is under the MIT licence" in section
