@@ -15,7 +15,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -53,13 +53,27 @@ def run_demo(
 
     ``variant`` names the rules (``crazyhouse`` shows the pieces in hand below the board).
     """
+    pgn = directory / "demo.pgn"
+    journal = directory / "journal.jsonl"
+    logs = tuple(directory / f"player-{port}.log" for port in "ab")
+    # Checked before anything is opened, started or removed (a variant whose library is
+    # not installed included); the records' directory is made next, the ports are the
+    # cables', known once they are open.
+    config = load_config(
+        None,
+        {
+            "games": games,
+            "tc": tc,
+            "variant": variant,
+            "event": "serialref demo",
+            "reset_delay": 0.5,
+            "conclude_delay": 0.5,
+        },
+    )
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SerialrefError(f"cannot create {str(directory)!r}: {exc.strerror}") from exc
-    pgn = directory / "demo.pgn"
-    journal = directory / "journal.jsonl"
-    logs = tuple(directory / f"player-{port}.log" for port in "ab")
     for stale in (pgn, journal, *logs):
         # Each demo is a new match: an old journal would otherwise be resumed.
         stale.unlink(missing_ok=True)
@@ -80,20 +94,12 @@ def run_demo(
                 players.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
             _say(console, "waiting for both players to sign on")
 
-        config = load_config(
-            None,
-            {
-                "port_a": cables[0].path_a,
-                "port_b": cables[1].path_a,
-                "games": games,
-                "tc": tc,
-                "variant": variant,
-                "pgn": pgn,
-                "journal": journal,
-                "event": "serialref demo",
-                "reset_delay": 0.5,
-                "conclude_delay": 0.5,
-            },
+        config = replace(
+            config,
+            pgn=pgn,
+            journal=journal,
+            port_a=replace(config.port_a, path=cables[0].path_a),
+            port_b=replace(config.port_b, path=cables[1].path_a),
         )
         complete = run_referee(
             config, console=console, progress=console, on_ready=start_players

@@ -4,6 +4,7 @@
 
     SerialrefError
     ├─ ConfigError(ValueError)        a setting: key path + reason (+ the file it is in)
+    │  └─ GroupedConfigError          every wrong setting of one file, read as the first
     ├─ InputError(OSError)            a file named on the command line cannot be read
     ├─ TransportError(OSError)
     │  ├─ PortOpenError               missing, busy or forbidden port, with a hint
@@ -15,7 +16,8 @@
     ├─ RecorderError(OSError)         the journal or PGN file cannot be written (disk full, ...)
     ├─ EngineError                    a chess program behind ``serialref client``
     ├─ CommandError(ValueError)       a supervisor's command the referee refuses, and why
-    └─ ControlError(OSError)          the control socket or an audience feed cannot be served
+    ├─ ControlError(OSError)          the control socket or an audience feed cannot be served
+    └─ MissingExtraError              an optional library is not installed: its ``pip install``
 
     ProgrammingError(RuntimeError)    serialref's own code used as it must not be: a bug,
                                       reported as an internal error, never as a user's mistake
@@ -27,6 +29,7 @@ Foreign exceptions (``serial.SerialException``, ``termios.error``, ``OSError``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
@@ -35,8 +38,10 @@ __all__ = [
     "ControlError",
     "EngineError",
     "FramingError",
+    "GroupedConfigError",
     "InputError",
     "LineLostError",
+    "MissingExtraError",
     "PortOpenError",
     "ProgrammingError",
     "ProtocolError",
@@ -46,6 +51,7 @@ __all__ = [
     "TransportError",
     "UnexpectedRecordError",
     "escape",
+    "missing_extra",
     "recorder_error",
 ]
 
@@ -86,6 +92,25 @@ class ConfigError(SerialrefError, ValueError):
         self.key = key
         self.reason = reason
         self.source = source
+
+
+class GroupedConfigError(ConfigError):
+    """Every wrong setting found in one configuration, each a :class:`ConfigError`.
+
+    It reads as the first and says how many more there are, so a command that refuses
+    the file still prints one line; ``serialref config check`` lists every one.
+    """
+
+    def __init__(self, errors: Sequence[ConfigError]) -> None:
+        first = errors[0]
+        super().__init__(first.key, first.reason, source=first.source)
+        self.errors = tuple(errors)
+
+    def __str__(self) -> str:
+        more = len(self.errors) - 1
+        if not more:
+            return str(self.errors[0])
+        return f"{self.errors[0]} (and {more} more; `serialref config check` lists them all)"
 
 
 class InputError(SerialrefError, OSError):
@@ -147,6 +172,32 @@ class CommandError(SerialrefError, ValueError):
 
 class ControlError(SerialrefError, OSError):
     """The control socket or a feed: no referee listening, no permission, a port in use."""
+
+
+class MissingExtraError(SerialrefError):
+    """A feature needs a library that the core install leaves out (``serialref[fairy]``, ...).
+
+    The core install is what refereeing needs; the charts, the fairy variants' rules and
+    the terminal view come as extras, so that a referee box does not carry (or compile)
+    them. The message is the one thing the user must do: the ``pip install`` that brings
+    the library.
+    """
+
+
+def missing_extra(
+    exc: ImportError, library: str, extra: str, needed_for: str
+) -> MissingExtraError:
+    """Word a failed import of an optional ``library`` as what to install, for ``needed_for``.
+
+    ``exc.name`` is the module that was missing: the library itself, or one it needs in
+    turn (matplotlib without numpy), which is named too.
+    """
+    top_level = (exc.name or library).split(".", 1)[0]
+    missing = "" if top_level == library else f" (its module {exc.name} is missing)"
+    return MissingExtraError(
+        f"{needed_for} needs {library}, which is not installed here{missing}: "
+        f"pip install 'serialref[{extra}]'"
+    )
 
 
 def recorder_error(action: str, path: Path, exc: OSError) -> RecorderError:

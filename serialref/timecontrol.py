@@ -72,6 +72,12 @@ _DESCRIPTOR = re.compile(
     rf"(?:\+(?P<increment>{_NUMBER}))?"
 )
 _MAX_DECIMALS = 6
+_CLOCK_READING = re.compile(
+    r"(?:(?P<moves>[0-9]+)/)?"
+    r"(?P<clock>[0-9]+(?::[0-5][0-9]){1,2})"
+    rf"(?:\+(?P<increment>{_NUMBER}))?"
+)
+"""A time as a clock shows it (``1:00``, ``1:30:00``), as in cutechess-cli's ``tc=1:00+1``."""
 
 
 def _format_number(value: float) -> str:
@@ -194,7 +200,10 @@ class TimeControl:
             raise ConfigError(
                 _CONFIG_KEY, "empty time control; write '-' for none or '?' for unknown"
             )
-        return cls(periods=_parse_periods(value), text=value, unknown=False, untimed=False)
+        try:
+            return cls(periods=_parse_periods(value), text=value, unknown=False, untimed=False)
+        except ConfigError as exc:
+            raise _clock_reading_error(value) or exc from exc
 
     @property
     def canonical(self) -> str:
@@ -250,6 +259,30 @@ class TimeControl:
                 return
             yield period, period.moves
             moves_left -= period.moves
+
+
+def _clock_reading_error(value: str) -> ConfigError | None:
+    """The error for a control written as a clock reads (``1:00+1``, cutechess-cli's
+    ``minutes:seconds``), with what it likely means in seconds; None for anything else.
+
+    PGN joins periods with ``:`` and counts in seconds, so ``1:00+1`` reads as a period
+    of 1 s followed by one of 0 s: an error that says only the latter puzzles everyone
+    who wrote the former.
+    """
+    match = _CLOCK_READING.fullmatch(value)
+    if match is None:
+        return None
+    seconds = 0
+    for part in match["clock"].split(":"):
+        seconds = seconds * 60 + int(part)
+    moves = f"{match['moves']}/" if match["moves"] else ""
+    increment = f"+{match['increment']}" if match["increment"] else ""
+    guess = f"; did you mean {f'{moves}{seconds}{increment}'!r}?" if seconds else ""
+    return ConfigError(
+        _CONFIG_KEY,
+        f"{value!r}: ':' joins periods ('40/7200:3600': 40 moves in 7200 s, then 3600 s "
+        f"for the rest) and times are in seconds{guess}",
+    )
 
 
 def _parse_periods(value: str) -> tuple[TimeControlPeriod, ...]:

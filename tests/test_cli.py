@@ -8,42 +8,14 @@ import logging
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clirun import MISSING_PORTS, restored_logging, run, usage_error  # noqa: F401 (a fixture)
 
 from serialref import __version__, cli
 from serialref.cli import box as cli_box
 from serialref.errors import ConfigError, InputError, PortOpenError, RecorderError
-
-MISSING_PORTS = ("/dev/serialref-test-missing-a", "/dev/serialref-test-missing-b")
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """main() configures the root logger: give it back as the test found it."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    for handler in root.handlers:
-        if handler not in handlers:
-            root.removeHandler(handler)
-    root.setLevel(level)
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    """The stderr of a command line argparse refuses, asserted to exit 2."""
-    with pytest.raises(SystemExit) as exit_info:
-        cli.main(list(argv))
-    assert exit_info.value.code == cli.EXIT_USAGE
-    return capsys.readouterr().err
 
 
 def test_version_and_full_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -398,4 +370,4 @@ def test_run_and_standby_take_every_option_of_the_table_for_them(
             for flag in option.flags.get(verb, ()):
                 assert re.search(rf"(^|\s|\[){re.escape(flag)}\b", help_text), (verb, flag)
     err = usage_error(capsys, "standby", "7600", "--replicate", "127.0.0.1:7601")
-    assert "unrecognized arguments: --replicate" in err
+    assert "unknown option --replicate; see `serialref standby --help`" in err

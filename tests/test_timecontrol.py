@@ -298,3 +298,36 @@ def test_the_period_of_the_next_move_and_the_moves_to_its_bonus(
     control = TimeControl.parse(text)
     assert str(control.period_of(moves_made)) == period
     assert control.moves_to_go(moves_made) == to_go
+
+
+# --- a control written as a clock reads -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        ("1:00+1", "60+1"),  # cutechess-cli's tc=1:00+1
+        ("5:00", "300"),
+        ("2:30+2", "150+2"),
+        ("40/1:30:00", "40/5400"),
+        ("0:30", "30"),
+    ],
+)
+def test_a_clock_reading_is_explained_with_its_likely_meaning(text: str, meant: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        TimeControl.parse(text)
+    assert str(caught.value) == (
+        f"tc: {text!r}: ':' joins periods ('40/7200:3600': 40 moves in 7200 s, then 3600 s "
+        f"for the rest) and times are in seconds; did you mean {meant!r}?"
+    )
+    assert TimeControl.parse(meant).periods  # and the guess is a control
+
+
+def test_a_clock_reading_of_nothing_explains_without_a_guess() -> None:
+    with pytest.raises(ConfigError, match=r"times are in seconds$"):
+        TimeControl.parse("0:00")
+
+
+@pytest.mark.parametrize("text", ["40/120:30", "40/7200:3600"])
+def test_periods_that_look_like_a_clock_reading_are_still_periods(text: str) -> None:
+    assert len(TimeControl.parse(text).periods) == 2

@@ -60,10 +60,11 @@ def install(root: Path, *, drop_ins: tuple[str, ...] = ()) -> Path:
                               ("etc/udev/rules.d", RULES)):
         (root / directory).mkdir(parents=True)
         shutil.copy(source, root / directory)
-    executable = root / exec_start(REFEREE_UNIT).lstrip("/")
-    executable.parent.mkdir(parents=True)
-    executable.write_text("#!/bin/sh\nexit 0\n")
-    executable.chmod(0o755)
+    for unit in SYSTEMD.glob("*.service"):
+        executable = root / exec_start(unit.name).lstrip("/")
+        executable.parent.mkdir(parents=True, exist_ok=True)
+        executable.write_text("#!/bin/sh\nexit 0\n")
+        executable.chmod(0o755)
     return root
 
 

@@ -13,11 +13,16 @@ import io
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-import matplotlib as mpl
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
-
 from serialref.analysis.report import ResultFile
+from serialref.errors import missing_extra
+
+# matplotlib (with numpy, fonttools and pillow: 170 MB) is an extra, for these charts only.
+try:
+    import matplotlib as mpl
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+except ImportError as exc:
+    raise missing_extra(exc, "matplotlib", "report", "epd report --html") from exc
 
 __all__ = ["node_chart", "ratio_chart", "time_chart"]
 

@@ -19,7 +19,7 @@ from typing import TextIO
 from serialref.appliance.config import MatchConfig, PortConfig, require_port_paths
 from serialref.appliance.notify import SystemdNotifier
 from serialref.control.server import ControlServer
-from serialref.errors import recorder_error
+from serialref.errors import ConfigError, recorder_error
 from serialref.events import (
     MatchListener,
     PgnAppended,
@@ -32,7 +32,12 @@ from serialref.recorders.journal import JournalRecorder, set_aside
 from serialref.recorders.pgn import PgnRecorder
 from serialref.records import tag_value
 from serialref.referee.daemon import PortPlan, RefereeDaemon
-from serialref.referee.resume import MatchInJournal, ResumePoint, find_unfinished_match
+from serialref.referee.resume import (
+    MatchInJournal,
+    ResumePoint,
+    find_unfinished_match,
+    holds_finished_match,
+)
 from serialref.referee.settings import MatchSettings
 from serialref.wire.transport import LineDelay
 
@@ -185,13 +190,27 @@ def run_referee(
     extra_listeners: Sequence[MatchListener] = (),
     on_ready: Callable[[], None] | None = None,
     new_match: bool = False,
+    once: bool = False,
 ) -> bool:
     """Play the configured match (:func:`assemble_match`); True when complete, False when stopped.
 
     ``on_ready`` runs once both ports are open: players started before that
-    would lose their first sign-on, which opening a port discards.
+    would lose their first sign-on, which opening a port discards. ``once`` plays the
+    journal's match once: a journal whose match was played out ends the referee at once
+    (True) instead of starting another, so that a service started again at every boot
+    does not play the match again, appended to the same journal and PGN.
     """
     notifier = SystemdNotifier()
+    if once and not new_match:
+        if config.journal is None:
+            raise ConfigError("--once", "needs a journal: it is what tells a finished match")
+        if holds_finished_match(config.journal):
+            LOGGER.warning("%s holds a finished match: nothing to play (--once); give the "
+                           "next match a journal of its own, or --new-match", config.journal)
+            notifier.ready()
+            notifier.status(f"the match in {config.journal} is finished")
+            notifier.stopping()
+            return True
     listeners = list(extra_listeners)
     if notifier.enabled:  # under systemd: each move's status line costs a datagram
         listeners.append(SystemdStatusObserver(notifier))

@@ -23,7 +23,8 @@ import difflib
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -39,7 +40,7 @@ from serialref.appliance.options import (
     Where,
 )
 from serialref.appliance.values import STANDARD_START, StartPositions, shown
-from serialref.errors import ConfigError, InputError
+from serialref.errors import ConfigError, GroupedConfigError, InputError
 from serialref.referee.openings import Opening
 from serialref.referee.settings import OnInfraction
 from serialref.rules import Rules
@@ -49,11 +50,15 @@ from serialref.wire.transport import PortSettings
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
+    "ErrorsFound",
     "MatchConfig",
     "PortConfig",
     "check_config",
+    "in_file",
     "load_config",
+    "match_settings_config",
     "missing_for_run",
+    "read_toml",
     "require_port_paths",
 ]
 
@@ -63,6 +68,49 @@ DEFAULT_CONFIG_PATH = Path("/etc/serialref/match.toml")
 _PORT_NAMES = ("a", "b")
 _NO_OVERRIDES: Mapping[str, object] = MappingProxyType({})
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+
+
+class ErrorsFound:
+    """The configuration errors found so far, so that a file's errors are told together.
+
+    Each setting is checked whatever came before it; one that depends on a setting found
+    wrong is not checked, since its own value cannot be judged without it.
+    """
+
+    def __init__(self) -> None:
+        self.errors: list[ConfigError] = []
+
+    @contextmanager
+    def checking(self) -> Iterator[None]:
+        """Note a :class:`ConfigError` raised inside (each of a :class:`GroupedConfigError`)."""
+        try:
+            yield
+        except GroupedConfigError as exc:
+            for error in exc.errors:
+                self.note(error)
+        except ConfigError as exc:
+            self.note(exc)
+
+    def note(self, error: ConfigError) -> None:
+        """Add ``error``, once: a top-level ``baud`` is read for each port, but wrong once."""
+        if str(error) not in map(str, self.errors):
+            self.errors.append(error)
+
+    def raise_any(self) -> None:
+        """Every error found, as one :class:`GroupedConfigError`; nothing when none was."""
+        if self.errors:
+            raise GroupedConfigError(self.errors)
+
+
+def in_file(exc: ConfigError, path: Path) -> ConfigError:
+    """``exc`` naming the file ``path`` (each error of a :class:`GroupedConfigError`), unless it
+    names a file already or an option of the command line (``--games``)."""
+    if isinstance(exc, GroupedConfigError):
+        located = [in_file(error, path) for error in exc.errors]
+        return exc if located == list(exc.errors) else GroupedConfigError(located)
+    if exc.source or exc.key.startswith("--"):
+        return exc
+    return ConfigError(exc.key, exc.reason, source=str(path))
 
 
 @dataclass(frozen=True)
@@ -144,15 +192,25 @@ def load_config(path: Path | None, overrides: Mapping[str, object] = _NO_OVERRID
     unknown_override = sorted(set(overrides) - OVERRIDE_NAMES)
     if unknown_override:
         raise ConfigError(unknown_override[0], "not an option of serialref run")
-    document = _read_toml(path) if path is not None else {}
+    document = read_toml(path) if path is not None else {}
     given = {name: value for name, value in overrides.items() if value is not None}
     try:
         return _match_config(document, given)
     except ConfigError as exc:
-        if path is None or exc.source or exc.key.startswith("--"):
-            raise
         # The user must find the line: name the file the wrong value is in.
-        raise ConfigError(exc.key, exc.reason, source=str(path)) from exc
+        located = exc if path is None else in_file(exc, path)
+        if located is exc:
+            raise
+        raise located from exc
+
+
+def match_settings_config(settings: Mapping[str, object]) -> MatchConfig:
+    """Check match settings written at the top of a file other than a match's (an event's).
+
+    They are read as a match file's top level, so an error names the key as the file
+    spells it (``tc``), every error of them is found, and the ports are left out.
+    """
+    return _match_config(dict(settings), {})
 
 
 def check_config(path: Path) -> MatchConfig:
@@ -226,8 +284,10 @@ def _resolved(path: str) -> str:
 
 
 def _match_config(document: dict[str, object], given: Mapping[str, object]) -> MatchConfig:
-    _reject_unknown_keys(document, TOP_LEVEL_KEYS, "")
-    ports_table = _ports_table(document)
+    found = ErrorsFound()
+    with found.checking():
+        _reject_unknown_keys(document, TOP_LEVEL_KEYS, "")
+    ports_table = _ports_table(document, found)
     values: dict[str, Any] = {}
     for option in MATCH_OPTIONS:
         if option.where is not Where.TOP:
@@ -236,17 +296,22 @@ def _match_config(document: dict[str, object], given: Mapping[str, object]) -> M
             setting = _Setting(_flag(option), given[option.key])
         else:
             setting = _Setting(option.key, document.get(option.key, option.default))
-        if option.excludes and values[option.excludes] is not None and setting.value:
-            raise ConfigError(
-                setting.key, f"cannot be combined with {option.excludes}; give one or the other"
-            )
-        needed = (values[option.kind.needs],) if option.kind.needs else ()
-        values[option.key] = option.kind.read(setting.key, setting.value, *needed)
-    return MatchConfig(
-        port_a=_port_config("a", ports_table.get("a", {}), document, given),
-        port_b=_port_config("b", ports_table.get("b", {}), document, given),
-        **values,
-    )
+        if option.kind.needs and option.kind.needs not in values:
+            continue  # what it needs is wrong, and reported
+        with found.checking():
+            if option.excludes and values.get(option.excludes) is not None and setting.value:
+                raise ConfigError(
+                    setting.key,
+                    f"cannot be combined with {option.excludes}; give one or the other",
+                )
+            needed = (values[option.kind.needs],) if option.kind.needs else ()
+            values[option.key] = option.kind.read(setting.key, setting.value, *needed)
+    ports: dict[str, PortConfig] = {}
+    for name in _PORT_NAMES:
+        with found.checking():
+            ports[name] = _port_config(name, ports_table.get(name, {}), document, given)
+    found.raise_any()
+    return MatchConfig(port_a=ports["a"], port_b=ports["b"], **values)
 
 
 def _flag(option: MatchOption[Any], port: int = 0) -> str:
@@ -254,7 +319,9 @@ def _flag(option: MatchOption[Any], port: int = 0) -> str:
     return option.flags[RUN][port]
 
 
-def _read_toml(path: Path) -> dict[str, object]:
+def read_toml(path: Path) -> dict[str, object]:
+    """The TOML document in ``path``: an :class:`InputError` when it cannot be read, a
+    :class:`ConfigError` with the line and column when it is no TOML."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -263,6 +330,13 @@ def _read_toml(path: Path) -> dict[str, object]:
         ) from exc
     try:
         return tomllib.loads(data.decode("utf-8"))
+    except RecursionError:
+        # tomllib reads nested arrays and tables by recursion; a few hundred levels
+        # exhaust Python's stack long before any setting of ours (two levels) matters.
+        raise ConfigError(
+            "", "arrays or tables nested too deeply to read (no setting nests more than two)",
+            source=str(path),
+        ) from None
     except UnicodeDecodeError as exc:
         bad_line = data.count(b"\n", 0, exc.start) + 1
         raise ConfigError("", f"line {bad_line}: not UTF-8 text", source=str(path)) from exc
@@ -282,28 +356,37 @@ def _read_toml(path: Path) -> dict[str, object]:
 def _reject_unknown_keys(
     table: Mapping[str, object], allowed: tuple[str, ...], prefix: str
 ) -> None:
+    found = ErrorsFound()
     for key in table:
         if key in allowed:
             continue
         close = difflib.get_close_matches(key, allowed, n=1)
         hint = f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(allowed)}"
-        raise ConfigError(f"{prefix}{key}", f"unknown key; {hint}")
+        found.note(ConfigError(f"{prefix}{key}", f"unknown key; {hint}"))
+    found.raise_any()
 
 
-def _ports_table(document: Mapping[str, object]) -> dict[str, dict[str, object]]:
+def _ports_table(
+    document: Mapping[str, object], found: ErrorsFound
+) -> dict[str, dict[str, object]]:
+    """The ports' own tables that can be read; the errors of the others go to ``found``."""
     ports = document.get("ports", {})
-    if not isinstance(ports, dict):
-        raise ConfigError("ports", f"expected a table ([ports.a], [ports.b]), got {shown(ports)}")
     tables: dict[str, dict[str, object]] = {}
-    for name, table in ports.items():
-        if name not in _PORT_NAMES:
-            raise ConfigError(f"ports.{name}", "unknown port; expected 'a' or 'b'")
-        if not isinstance(table, dict):
+    with found.checking():
+        if not isinstance(ports, dict):
             raise ConfigError(
-                f"ports.{name}", f"expected a table [ports.{name}], got {shown(table)}"
+                "ports", f"expected a table ([ports.a], [ports.b]), got {shown(ports)}"
             )
-        _reject_unknown_keys(table, PORT_KEYS, f"ports.{name}.")
-        tables[name] = table
+        for name, table in ports.items():
+            with found.checking():
+                if name not in _PORT_NAMES:
+                    raise ConfigError(f"ports.{name}", "unknown port; expected 'a' or 'b'")
+                if not isinstance(table, dict):
+                    raise ConfigError(
+                        f"ports.{name}", f"expected a table [ports.{name}], got {shown(table)}"
+                    )
+                _reject_unknown_keys(table, PORT_KEYS, f"ports.{name}.")
+                tables[name] = table
     return tables
 
 
@@ -315,23 +398,34 @@ def _port_config(
 ) -> PortConfig:
     index = _PORT_NAMES.index(name)
     values: dict[str, Any] = {}
+    fields: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    found = ErrorsFound()
     for option in MATCH_OPTIONS:
         if option.where is Where.TOP:
             continue
         setting = _port_setting(option, index, table, document, given)
-        values[option.key] = option.kind.read(setting.key, setting.value)
-        if option.port_setting:
-            sources[option.port_setting] = setting.key
-    try:
-        settings = PortSettings(**{field: values[option.key] for option in MATCH_OPTIONS
-                                   if (field := option.port_setting)})  # fmt: skip
-    except ConfigError as exc:
-        # PortSettings owns the allowed values; only we know where the value came from.
-        raise ConfigError(sources.get(exc.key, f"ports.{name}"), exc.reason) from exc
+        with found.checking():
+            values[option.key] = option.kind.read(setting.key, setting.value)
+            if option.port_setting:
+                fields[option.port_setting] = values[option.key]
+                sources[option.port_setting] = setting.key
+                # PortSettings owns the allowed values, each checked on its own so that
+                # every wrong one is found; only we know where the value came from.
+                _port_settings({option.port_setting: values[option.key]}, sources)
+    found.raise_any()
+    settings = _port_settings(fields, sources)
     return PortConfig(
         path=values["path"], name=values["name"], settings=settings, newline=values["newline"]
     )
+
+
+def _port_settings(fields: Mapping[str, Any], sources: Mapping[str, str]) -> PortSettings:
+    """``PortSettings`` of ``fields``; an error names the key the wrong value came from."""
+    try:
+        return PortSettings(**fields)
+    except ConfigError as exc:
+        raise ConfigError(sources[exc.key], exc.reason) from exc
 
 
 def _port_setting(

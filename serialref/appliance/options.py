@@ -30,6 +30,7 @@ from serialref.appliance.values import (
     opening_book,
     optional_path,
     optional_text,
+    record_file,
     seconds,
     start_position,
     text,
@@ -217,14 +218,14 @@ MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
         "section 4).",
     ),
     _top(
-        "pgn", optional_path(), "", Section.RECORDS,
+        "pgn", record_file(), "", Section.RECORDS,
         help="append finished games to this PGN file",
         doc="Finished games are appended to this PGN file, one at a time, each flushed to "
         "disk.",
         default_text="none",
     ),
     _top(
-        "journal", optional_path(), "", Section.RECORDS,
+        "journal", record_file(), "", Section.RECORDS,
         help="JSON Lines transcript of the match; started again, the referee resumes from it",
         doc="The transcript: every line sent and received and every move, as JSON Lines. A "
         "referee started again with the same journal resumes an unfinished match from it.",

@@ -45,6 +45,7 @@ __all__ = [
     "opening_book",
     "optional_path",
     "optional_text",
+    "record_file",
     "seconds",
     "shown",
     "start_position",
@@ -52,6 +53,9 @@ __all__ = [
     "time_control",
     "whole_number",
 ]
+
+_SHOWN = 60
+"""Characters of a wrong value an error quotes: a whole array could fill the screen."""
 
 _T = TypeVar("_T")
 _E = TypeVar("_E", bound=enum.Enum)
@@ -98,7 +102,8 @@ def shown(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, dict):
         return "a table"
-    return repr(value)
+    written = repr(value)
+    return written if len(written) <= _SHOWN else f"{written[: _SHOWN - 3]}..."
 
 
 def _string(key: str, value: object) -> str:
@@ -200,6 +205,31 @@ def optional_path() -> Kind[Path | None]:
     def read(key: str, value: object) -> Path | None:
         written = _string(key, value)
         return Path(written).expanduser() if written else None
+
+    return Kind("path", read, Path, metavar="FILE")
+
+
+def record_file() -> Kind[Path | None]:
+    """A file the referee appends its records to (the PGN, the journal); empty means "none".
+
+    What the recorders would refuse as they open it is refused here, before a port opens
+    and in ``config check`` alike: a directory, and a file in a directory that does not
+    exist. A relative path's directory depends on where the referee runs (under systemd,
+    its state directory), so only an absolute path's is looked for.
+    """
+
+    def read(key: str, value: object) -> Path | None:
+        written = _string(key, value)
+        if not written:
+            return None
+        path = Path(written).expanduser()
+        if path.is_dir():
+            raise ConfigError(key, f"{written!r} is a directory; name a file in it")
+        if path.is_absolute() and not path.parent.is_dir():
+            raise ConfigError(
+                key, f"the directory {str(path.parent)!r} does not exist; create it first"
+            )
+        return path
 
     return Kind("path", read, Path, metavar="FILE")
 

@@ -77,9 +77,9 @@ def _fail(args: argparse.Namespace, message: str, code: int) -> int:
 
 
 def _exit_code_for(exc: SerialrefError) -> int:
-    from serialref.errors import ConfigError, PortOpenError
+    from serialref.errors import ConfigError, MissingExtraError, PortOpenError
 
-    if isinstance(exc, ConfigError):
+    if isinstance(exc, (ConfigError, MissingExtraError)):
         return EXIT_USAGE
     if isinstance(exc, PortOpenError):
         return EXIT_PORT
@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="serialref",
         description="Serial-line chess referee speaking the EPD referee protocol.",
+        epilog="Each command has options of its own, which `serialref COMMAND --help` lists: "
+        "`serialref run --help` a match's (--games, --tc, --pgn, --journal, --config, ...), "
+        "`serialref client --help` a player's (--engine, --player, --name, ...).",
         parents=[common_options("warning")],
     )
     parser.set_defaults(debug=False, log_level=None)

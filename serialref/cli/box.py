@@ -19,10 +19,12 @@ def add_verbs(verbs: Verbs) -> None:
     check = config_verbs.add_parser(
         "check",
         parents=[common],
-        help="validate a configuration file without opening ports",
-        description="Check FILE exactly as `serialref run --config FILE` reads it, without "
-        "opening a port: print `FILE: ok` (and what the command line would still have to "
-        f"give), exit {EXIT_OK}; or one line naming the key at fault, exit {EXIT_REJECTED}.",
+        help="validate a match's or an event's configuration file without opening ports",
+        description="Check FILE exactly as `serialref run --config FILE` reads it (or, for "
+        "an event's file, one with players, as `serialref event --config FILE` does), "
+        "without opening a port: print `FILE: ok` (and what the command line would still "
+        f"have to give), exit {EXIT_OK}; or one line for each wrong key, naming it, and "
+        f"with several a last line counting them, exit {EXIT_REJECTED}.",
     )
     check.add_argument("file", type=Path, help="TOML configuration file")
     check.set_defaults(handler=_run_config_check)
@@ -39,27 +41,53 @@ def add_verbs(verbs: Verbs) -> None:
 
 
 def _run_config_check(args: argparse.Namespace) -> int:
-    """What ``run --config FILE`` checks before it opens a port: the same file passes both.
+    """What ``run --config FILE`` (or ``event --config FILE``) checks before it opens a
+    port: the same file passes both.
 
     A file that cannot be read is an error like any other verb's (exit 5); a file
-    that is read and refused is a rejected input (exit 1), named in the message.
+    that is read and refused is a rejected input (exit 1), each wrong key named.
     """
-    from serialref.appliance.config import check_config, missing_for_run
-    from serialref.errors import ConfigError
-    from serialref.standby.keys import load_key
+    from serialref.appliance.config import read_toml
+    from serialref.errors import ConfigError, GroupedConfigError
+    from serialref.event.config import is_event_file
 
     try:
-        config = check_config(args.file)
-        if config.replicate is not None and config.replicate_key is not None:
-            load_key(config.replicate_key, option="replicate_key")  # as run reads it
+        if is_event_file(read_toml(args.file)):
+            verdict = _checked_event(args.file)
+        else:
+            verdict = _checked_match(args.file)
     except ConfigError as exc:
-        print(exc if exc.source else f"{args.file}: {exc}", file=sys.stderr)
+        errors = exc.errors if isinstance(exc, GroupedConfigError) else (exc,)
+        for error in errors:
+            print(error if error.source else f"{args.file}: {error}", file=sys.stderr)
+        if len(errors) > 1:
+            print(f"{args.file}: {len(errors)} errors", file=sys.stderr)
         return EXIT_REJECTED
+    print(f"{args.file}: ok{verdict}")
+    return EXIT_OK
+
+
+def _checked_match(path: Path) -> str:
+    """A match's file checked; what the command line must still give, if anything."""
+    from serialref.appliance.config import check_config, missing_for_run
+    from serialref.standby.keys import load_key
+
+    config = check_config(path)
+    if config.replicate is not None and config.replicate_key is not None:
+        load_key(config.replicate_key, option="replicate_key")  # as run reads it
     missing = missing_for_run(config)
     listed = " and ".join((", ".join(missing[:-1]), missing[-1]) if missing[1:] else missing)
-    still = f"; the command line must still give {listed}" if missing else ""
-    print(f"{args.file}: ok{still}")
-    return EXIT_OK
+    return f"; the command line must still give {listed}" if missing else ""
+
+
+def _checked_event(path: Path) -> str:
+    """An event's file checked as ``serialref event`` reads it; what it plays."""
+    from serialref.event.config import load_event_config
+
+    config = load_event_config(path)
+    pairings = len(config.pairings())
+    return (f" (an event: {config.format.value} of {len(config.players)} players, "
+            f"{pairings} pairing{'s' if pairings != 1 else ''})")  # fmt: skip
 
 
 def _run_config_keys(args: argparse.Namespace) -> int:

@@ -137,6 +137,13 @@ def _add_run_verb(verbs: Verbs) -> None:
         " instead of resuming it",
     )
     run.add_argument(
+        "--once",
+        action="store_true",
+        help="when the journal holds a match played out, end at once (exit 0) instead of "
+        "starting another in the same journal and PGN; the service's setting, so that a "
+        "reboot after the match does not play it again",
+    )
+    run.add_argument(
         "--quiet",
         action="store_true",
         help="nothing on stdout: no progress lines, no live board",
@@ -165,6 +172,7 @@ def _run_match(args: argparse.Namespace) -> int:
         progress=None if quiet else sys.stdout,
         extra_listeners=extra,
         new_match=args.new_match,
+        once=args.once,
     )
     return EXIT_OK if complete else EXIT_INTERRUPTED
 

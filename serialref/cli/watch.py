@@ -35,13 +35,7 @@ def add_verbs(verbs: Verbs) -> None:
 
 def _run_watch(args: argparse.Namespace) -> int:
     from serialref.control.client import default_socket
-    from serialref.errors import ConfigError
+    from serialref.watch.app import WatchApp
 
-    try:
-        from serialref.watch.app import WatchApp
-    except ImportError as exc:
-        raise ConfigError(
-            "watch", f"needs the textual library ({exc.name}): pip install 'serialref[watch]'"
-        ) from None
     WatchApp(args.socket or default_socket(), board=args.board).run()
     return EXIT_OK

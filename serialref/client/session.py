@@ -43,7 +43,7 @@ from serialref.clock import side_index
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.errors import ConfigError, EngineError, ProtocolError, escape
+from serialref.errors import ConfigError, EngineError, MissingExtraError, ProtocolError, escape
 from serialref.records import (
     Refcom,
     player_fault,
@@ -271,7 +271,16 @@ class PlayerSession:
         return SessionOutput(stop=stop, new_game=self._game)
 
     def _inform(self, record: EpdRecord, at: float) -> SessionOutput:
-        self._follow_variant()
+        try:
+            self._follow_variant()
+        except MissingExtraError as exc:
+            # A variant this install cannot play: the referee ends the game without a
+            # loser (an emergency) rather than waiting for moves that cannot come; the
+            # game's closing inform then needs no second word.
+            if self._game_announced:
+                return SessionOutput()
+            self._game_announced = True
+            return self.player_lost(str(exc))
         if not self._game_announced:
             self._game_announced = True
             LOGGER.info(

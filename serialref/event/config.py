@@ -11,21 +11,20 @@ its own (``player``, ``engine`` and the ``serialref client`` settings), or a ``s
 from __future__ import annotations
 
 import ipaddress
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from serialref.appliance.config import MatchConfig, load_config
+from serialref.appliance.config import ErrorsFound, in_file, match_settings_config, read_toml
 from serialref.appliance.options import OVERRIDE_NAMES
-from serialref.errors import ConfigError, InputError
+from serialref.errors import ConfigError
 from serialref.event.pairings import EventFormat, Pairing, pairings
 from serialref.event.sprt import SprtTest, parse_sprt
 from serialref.rules import find_rules
 from serialref.wire.address import Address, parse_address
 
-__all__ = ["LISTEN", "EventConfig", "PlayerConfig", "load_event_config"]
+__all__ = ["LISTEN", "EventConfig", "PlayerConfig", "is_event_file", "load_event_config"]
 
 _EVENT_KEYS = {"format", "rounds", "games", "concurrency", "directory", "players", "sprt", "event"}
 _PER_BOARD = {"port_a", "port_b", "name_a", "name_b", "pgn", "journal", "games", "event",
@@ -99,116 +98,151 @@ class EventConfig:
         return self.directory / "event.pgn"
 
 
+def is_event_file(document: Mapping[str, object]) -> bool:
+    """Whether a TOML document describes an event: it names players, or a format.
+
+    A match's file has neither key (``serialref run`` refuses both), so ``config check``
+    can tell the two apart by their content.
+    """
+    return "players" in document or "format" in document
+
+
 def load_event_config(path: Path) -> EventConfig:
-    """Read and check ``path``; errors name the file and the key."""
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError("", f"not a valid TOML file: {exc}", source=str(path)) from exc
+    """Read and check ``path``; errors name the file and the key, every one of them
+    (a :class:`~serialref.errors.GroupedConfigError` when there are several)."""
+    document = read_toml(path)
     try:
         return _event_config(document, path.parent)
     except ConfigError as exc:
-        if exc.source:
+        located = in_file(exc, path)
+        if located is exc:
             raise
-        raise ConfigError(exc.key, exc.reason, source=str(path)) from exc
+        raise located from exc
 
 
 def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
-    unknown = sorted(set(document) - _EVENT_KEYS - (OVERRIDE_NAMES - _PER_BOARD))
-    if unknown:
-        raise ConfigError(unknown[0], "not a key of an event file")
-    feeds = _feeds(document)
-    match_settings = {key: value for key, value in document.items()
-                      if key not in _EVENT_KEYS | _FEEDS}  # fmt: skip
+    found = ErrorsFound()
+    for key in sorted(set(document) - _EVENT_KEYS - (OVERRIDE_NAMES - _PER_BOARD)):
+        found.note(ConfigError(key, "not a key of an event file"))
+    settings = {key: value for key, value in document.items()
+                if key not in _EVENT_KEYS and key in OVERRIDE_NAMES - _PER_BOARD}  # fmt: skip
+    match_settings = {key: value for key, value in settings.items() if key not in _FEEDS}
     openings = match_settings.get("openings")
-    chess960 = find_rules(str(match_settings.get("variant", "standard"))).chess960
-    if isinstance(openings, str) and openings and not chess960:
+    if isinstance(openings, str) and openings and not _chess960(match_settings):
         # Like the directory, a file named in the event file is found next to it (in
         # Chess960, openings are start position numbers, not a file).
         match_settings["openings"] = str(base / openings)
-    # Checked now, as each board will read them, so a typo stops the event before it starts.
-    load_config(None, {**match_settings, "games": 2})
+    feeds = None
+    with found.checking():
+        # Checked now, as each board will read them, so a typo stops the event before it
+        # starts; the socket and the feeds (one each for the event) by the same rules.
+        feeds = match_settings_config({**settings, **match_settings, "games": 2})
     raw_players = document.get("players", [])
+    players: list[PlayerConfig] = []
     if not isinstance(raw_players, list) or not all(isinstance(p, dict) for p in raw_players):
-        raise ConfigError("players", "must be a list of [[players]] tables")
-    players = tuple(_player(index, raw) for index, raw in enumerate(raw_players))
-    fmt = _choice(document, "format", EventFormat, EventFormat.ROUND_ROBIN)
-    sprt = document.get("sprt")
+        found.note(ConfigError("players", "must be a list of [[players]] tables"))
+        raw_players = []
+    for index, raw in enumerate(raw_players):
+        with found.checking():
+            players.append(_player(index, raw))
+    fmt = EventFormat.ROUND_ROBIN
+    with found.checking():
+        fmt = _choice(document, "format", EventFormat, EventFormat.ROUND_ROBIN)
+    counts = {"rounds": 1, "games": 2, "concurrency": 1}
+    for key, default in counts.items():
+        with found.checking():
+            counts[key] = _count(document, key, default)
+    sprt = None
+    with found.checking():
+        sprt = parse_sprt(str(document["sprt"]).split()) if "sprt" in document else None
+        if sprt is not None and fmt is not EventFormat.MATCH:
+            raise ConfigError("sprt", "an SPRT needs a match of two players (format = \"match\")")
+    directory = base / str(document.get("directory", "event"))
+    if directory.exists() and not directory.is_dir():
+        found.note(ConfigError("directory", f"{str(directory)!r} is a file, not a directory"))
+    found.raise_any()
+    assert feeds is not None  # no error was found, so the settings were read
     config = EventConfig(
         name=str(document.get("event", "serialref event")),
         format=fmt,
-        players=players,
-        directory=base / str(document.get("directory", "event")),
-        rounds=_count(document, "rounds", 1),
-        games=_count(document, "games", 2),
-        concurrency=_count(document, "concurrency", 1),
-        sprt=parse_sprt(str(sprt).split()) if sprt is not None else None,
+        players=tuple(players),
+        directory=directory,
+        sprt=sprt,
         match_settings=match_settings,
         control_socket=feeds.control_socket,
         control_group=feeds.control_group,
         style12=feeds.style12,
         web=feeds.web,
+        **counts,
     )
     config.pairings()  # the players suit the format
-    if config.sprt is not None and fmt is not EventFormat.MATCH:
-        raise ConfigError("sprt", "an SPRT needs a match of two players (format = \"match\")")
     return config
 
 
-def _feeds(document: Mapping[str, Any]) -> MatchConfig:
-    """The event's socket and feeds, read as ``serialref run`` reads them (same checks)."""
-    return load_config(None, {key: document[key] for key in _FEEDS if key in document})
+def _chess960(match_settings: Mapping[str, Any]) -> bool:
+    """Whether the event plays Chess960 (its openings are numbers); False for a bad variant,
+    whose error the match settings' check reports."""
+    try:
+        return find_rules(str(match_settings.get("variant", "standard"))).chess960
+    except ConfigError:
+        return False
 
 
 def _player(index: int, raw: Mapping[str, Any]) -> PlayerConfig:
     where = f"players[{index}]"
-    unknown = sorted(set(raw) - _PLAYER_KEYS)
-    if unknown:
-        raise ConfigError(f"{where}.{unknown[0]}", "not a key of a player")
+    found = ErrorsFound()
+    for key in sorted(set(raw) - _PLAYER_KEYS):
+        found.note(ConfigError(f"{where}.{key}", "not a key of a player"))
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip() or not name.isprintable():
-        raise ConfigError(f"{where}.name", "a printable name is required")
+        found.note(ConfigError(f"{where}.name", "a printable name is required"))
     kinds = [key for key in ("player", "engine") if key in raw]
     tcp = str(raw.get("seat", "")).startswith(LISTEN)
     serial_seat = "seat" in raw and not tcp
     if len(kinds) > 1 or (serial_seat and kinds) or ("seat" not in raw and not kinds):
-        raise ConfigError(where, "give exactly one of seat, player (random, greedy) or engine "
-                          "(a listen:// seat may have a player or an engine)")  # fmt: skip
+        found.note(ConfigError(
+            where, "give exactly one of seat, player (random, greedy) or engine "
+            "(a listen:// seat may have a player or an engine)",
+        ))  # fmt: skip
     for key in ("token", "address", "open"):
         if key in raw and not tcp:
-            raise ConfigError(f"{where}.{key}", "only a listen:// seat takes one")
+            found.note(ConfigError(f"{where}.{key}", "only a listen:// seat takes one"))
     if not isinstance(raw.get("open", False), bool):
-        raise ConfigError(f"{where}.open", f"must be true or false, not {raw['open']!r}")
+        found.note(ConfigError(f"{where}.open", f"must be true or false, not {raw['open']!r}"))
     if raw.get("player") not in (None, "random", "greedy"):
-        raise ConfigError(f"{where}.player", f"must be random or greedy, not {raw['player']!r}")
+        found.note(
+            ConfigError(f"{where}.player", f"must be random or greedy, not {raw['player']!r}")
+        )
     options: list[str] = []
     for key in ("seed", "nodes", "depth", "movetime", "pace"):
         if key in raw:
             value = raw[key]
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigError(f"{where}.{key}", f"must be a whole number, not {value!r}")
+                found.note(ConfigError(f"{where}.{key}", f"must be a whole number, not {value!r}"))
             options += [f"--{key}", str(value)]
     if "protocol" in raw:
         options += ["--protocol", str(raw["protocol"])]
     engine_options = raw.get("options", {})
     if not isinstance(engine_options, dict):
-        raise ConfigError(f"{where}.options", "must be a table of engine options")
+        found.note(ConfigError(f"{where}.options", "must be a table of engine options"))
+        engine_options = {}
     for option, value in engine_options.items():
         options += ["--option", f"{option}={value}"]
     if not kinds and options:
-        raise ConfigError(where, "a seat's program is started by its operator: no client settings")
+        found.note(
+            ConfigError(where, "a seat's program is started by its operator: no client settings")
+        )
+    texts: dict[str, str | None] = {}
+    for key in ("seat", "player", "engine", "token", "address"):
+        with found.checking():
+            texts[key] = _text(raw, key, where)
+    found.raise_any()
     config = PlayerConfig(
-        name=name.strip(),
-        seat=_text(raw, "seat", where),
-        player=_text(raw, "player", where),
-        engine=_text(raw, "engine", where),
+        name=str(name).strip(),
         client_options=tuple(options),
         notes=str(raw.get("notes", "")),
-        token=_text(raw, "token", where),
-        address=_text(raw, "address", where),
-        open=raw.get("open", False),
+        open=raw.get("open", False) is True,
+        **texts,
     )
     try:
         listen = config.listen

@@ -25,6 +25,7 @@ from serialref.errors import LineLostError, PortOpenError
 from serialref.events import MatchListener, Recorder
 from serialref.referee.loop import RefereeLoop, stop_signals
 from serialref.referee.match import MatchReferee
+from serialref.referee.reminder import SignOnReminder
 from serialref.referee.resume import ResumePoint
 from serialref.referee.settings import MatchSettings
 from serialref.wire.backoff import Backoff
@@ -184,6 +185,7 @@ class MatchBoard:
         self._resume = resume
         self.error: Exception | None = None
         self.referee = MatchReferee(settings, self._wire, recorders, observers, clock=clock)
+        self._reminder = SignOnReminder({plan.label: plan.url for plan in ports}, clock)
 
     def request_stop(self, reason: str) -> None:
         """Ask the loop's thread to end the match; safe from signal handlers and threads."""
@@ -215,6 +217,7 @@ class MatchBoard:
             self.referee.next_deadline(),
             *(at for at, _ in self._retry.values()),
             *(port.writer.write_deadline() for port in self._wire.ports.values()),
+            self._reminder.due(bool(self._absent())),
         ]
         return min((d for d in deadlines if d is not None), default=None)
 
@@ -238,6 +241,7 @@ class MatchBoard:
         self._check_writers()
         if not self.referee.done:
             self.referee.on_timer()
+        self._reminder.remind(self._absent())
 
     def settle(self) -> None:
         self.referee.sync_records()
@@ -254,6 +258,13 @@ class MatchBoard:
             self._on_end(self)
 
     # ------------------------------------------------------------------ ports
+
+    def _absent(self) -> list[str]:
+        """The ports whose players the match waits for: not signed on, or gone."""
+        if self.referee.done:
+            return []
+        return [label for label, session in self.referee.sessions.items()
+                if not session.signed_on]  # fmt: skip
 
     def _check_writers(self) -> None:
         """A port whose waiting lines found no room for its write timeout is lost."""

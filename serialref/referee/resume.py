@@ -46,6 +46,7 @@ __all__ = [
     "MatchInJournal",
     "ResumePoint",
     "find_unfinished_match",
+    "holds_finished_match",
     "resumed_game",
     "unfinished_match",
 ]
@@ -100,6 +101,15 @@ def find_unfinished_match(path: Path, settings: MatchSettings) -> MatchInJournal
     if not path.is_file():
         return None
     return unfinished_match(read_journal(path), settings, path)
+
+
+def holds_finished_match(path: Path) -> bool:
+    """Whether the last match started afresh in the journal at ``path`` was played out."""
+    if not path.is_file():
+        return False
+    events = read_journal(path)
+    started = any(isinstance(event, MatchStarted) and not event.resumed for event in events)
+    return started and _unfinished(events) is None
 
 
 def unfinished_match(

@@ -18,8 +18,8 @@ from typing import Literal
 import chess
 import chess.variant
 
-from serialref.errors import ConfigError
-from serialref.rules.fairy import FairyBoard, FairyMove
+from serialref.errors import ConfigError, missing_extra
+from serialref.rules.fairy import FairyBoard, FairyMove, load_pyffish
 from serialref.rules.fairyvariants import (
     CapablancaBoard,
     MakrukBoard,
@@ -133,12 +133,23 @@ def variant_names() -> tuple[str, ...]:
 
 
 def find_rules(name: str, key: str = "variant") -> Rules:
-    """The rules called ``name`` (any usual spelling); ConfigError under ``key`` otherwise."""
+    """The rules called ``name`` (any usual spelling); ConfigError under ``key`` otherwise.
+
+    A fairy variant's rules are pyffish's, an extra: it is loaded here, so that a
+    configuration, an EPD file or a referee's ``inform`` that names such a variant meets a
+    missing pyffish at once, as a :class:`~serialref.errors.MissingExtraError`, and never
+    in the middle of a game.
+    """
     rules = _ALIASES.get("".join(name.lower().split()).replace("-", ""))
     if rules is None:
         raise ConfigError(
             key, f"unknown variant {name!r}; known variants: {', '.join(variant_names())}"
         )
+    if rules.fairy:
+        try:
+            load_pyffish()
+        except ImportError as exc:
+            raise missing_extra(exc, "pyffish", "fairy", f"the {rules.name} variant") from exc
     return rules
 
 

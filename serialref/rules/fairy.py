@@ -28,13 +28,19 @@ __all__ = [
     "FairyBoard",
     "FairyMove",
     "fen_problem",
+    "load_pyffish",
 ]
 
 
 @functools.cache
-def _pyffish() -> ModuleType:
+def load_pyffish() -> ModuleType:
     """pyffish, loaded at its first use: importing it builds Fairy-Stockfish's tables
-    (0.3 s of CPU and 100 MB of memory), which no game of standard chess needs."""
+    (0.3 s of CPU and 100 MB of memory), which no game of standard chess needs.
+
+    It is an extra (``serialref[fairy]``), so the import may fail: :func:`find_rules
+    <serialref.rules.base.find_rules>` loads it as a fairy variant is chosen and words
+    that failure for the user.
+    """
     import pyffish
 
     return pyffish
@@ -62,8 +68,8 @@ class FairyMove(chess.Move):
 
 def fen_problem(variant: str, fen: str) -> str | None:
     """Why Fairy-Stockfish cannot set up ``fen`` in ``variant``, or None when it can."""
-    code = _pyffish().validate_fen(_castling_to_check(variant, fen), variant)
-    if code == _pyffish().FEN_OK:
+    code = load_pyffish().validate_fen(_castling_to_check(variant, fen), variant)
+    if code == load_pyffish().FEN_OK:
         return None
     return _FEN_ERRORS.get(code, f"not a valid {variant} position (Fairy-Stockfish error {code})")
 
@@ -92,7 +98,7 @@ def _castling_to_check(variant: str, fen: str) -> str:
 @functools.lru_cache(maxsize=16)
 def _homes(variant: str) -> tuple[str, str]:
     """The squares the kings start on."""
-    pieces = _pieces(_pyffish().start_fen(variant).split(" ", 1)[0])
+    pieces = _pieces(load_pyffish().start_fen(variant).split(" ", 1)[0])
     return next(sq for sq, p in pieces.items() if p == "K"), next(
         sq for sq, p in pieces.items() if p == "k"
     )
@@ -123,23 +129,23 @@ _FEN_ERRORS = {
 @functools.lru_cache(maxsize=1024)
 def _legal(variant: str, fen: str, last: str) -> tuple[str, ...]:
     """The legal moves at ``fen``, or after its move ``last`` when one is given."""
-    return tuple(_pyffish().legal_moves(variant, fen, [last] if last else []))
+    return tuple(load_pyffish().legal_moves(variant, fen, [last] if last else []))
 
 
 @functools.lru_cache(maxsize=1024)
 def _in_check(variant: str, fen: str, last: str) -> bool:
-    return bool(_pyffish().gives_check(variant, fen, [last] if last else []))
+    return bool(load_pyffish().gives_check(variant, fen, [last] if last else []))
 
 
 @functools.lru_cache(maxsize=1024)
 def _san(variant: str, fen: str, move: str) -> str:
-    return str(_pyffish().get_san(variant, fen, move, False, _pyffish().NOTATION_SAN))
+    return str(load_pyffish().get_san(variant, fen, move, False, load_pyffish().NOTATION_SAN))
 
 
 @functools.lru_cache(maxsize=256)
 def _insufficient(variant: str, fen: str) -> tuple[bool, bool]:
     """Whether White, and Black, cannot win by any sequence of legal moves."""
-    white, black = _pyffish().has_insufficient_material(variant, fen, [])
+    white, black = load_pyffish().has_insufficient_material(variant, fen, [])
     return bool(white), bool(black)
 
 
@@ -177,7 +183,7 @@ class FairyBoard(chess.Board):
         problem = fen_problem(self.uci_variant, start)
         if problem is not None:
             raise ValueError(f"{self.uci_variant}: {problem}: {start!r}")
-        self._root_fen: str = _pyffish().get_fen(self.uci_variant, start, [])
+        self._root_fen: str = load_pyffish().get_fen(self.uci_variant, start, [])
         self._moves: list[str] = []
         self._before: list[str] = []  # the FEN before each move, for pop
         self._known: str | None = self._root_fen  # None: not asked for since the last push
@@ -189,7 +195,9 @@ class FairyBoard(chess.Board):
     def _fen(self) -> str:
         """The FEN, worked out only when asked for: a player tries many moves it takes back."""
         if self._known is None:
-            self._known = _pyffish().get_fen(self.uci_variant, self._before[-1], self._moves[-1:])
+            self._known = load_pyffish().get_fen(
+                self.uci_variant, self._before[-1], self._moves[-1:]
+            )
         return self._known
 
     def _base(self) -> tuple[str, str]:
@@ -373,11 +381,11 @@ class FairyBoard(chess.Board):
     def _immediate_result(self) -> int | None:
         variant, root, moves = self.uci_variant, self._root_fen, self._moves
         if not self._legal_texts():
-            return int(_pyffish().game_result(variant, root, moves))
-        ended, result = _pyffish().is_immediate_game_end(variant, root, moves)
+            return int(load_pyffish().game_result(variant, root, moves))
+        ended, result = load_pyffish().is_immediate_game_end(variant, root, moves)
         if ended:
             return int(result)
-        ended, result = _pyffish().is_optional_game_end(variant, root, moves)
+        ended, result = load_pyffish().is_optional_game_end(variant, root, moves)
         if ended and (result != 0 or self._draw_is_automatic()):
             return int(result)  # perpetual check or chasing lost, or a draw nobody claims
         return None
@@ -399,7 +407,7 @@ class FairyBoard(chess.Board):
 
     def claimable_draw(self) -> bool:
         """A draw the side to move may claim by the variant's rules (repetition, move rule)."""
-        ffish = _pyffish()
+        ffish = load_pyffish()
         ended, result = ffish.is_optional_game_end(self.uci_variant, self._root_fen, self._moves)
         return bool(ended) and result == 0
 

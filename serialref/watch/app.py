@@ -14,16 +14,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rich.markup import escape
-from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Static
-
 from serialref.control.client import send_request
 from serialref.control.protocol import Request
-from serialref.errors import ControlError
+from serialref.errors import ControlError, missing_extra
 from serialref.watch.view import board_text, game_text, match_text, port_text
+
+# textual (with rich) is an extra: a referee box without a screen does without it.
+try:
+    from rich.markup import escape
+    from textual.app import App, ComposeResult
+    from textual.binding import Binding, BindingType
+    from textual.containers import Horizontal, Vertical
+    from textual.widgets import Footer, Header, Static
+except ImportError as exc:
+    raise missing_extra(exc, "textual", "watch", "serialref watch") from exc
 
 __all__ = ["WatchApp"]
 
