@@ -9,7 +9,7 @@ import pytest
 from serialref.errors import ConfigError, InputError
 from serialref.event.config import load_event_config
 from serialref.event.pairings import EventFormat
-from serialref.event.sprt import SprtTest
+from serialref.sprt import SprtTest
 
 PLAYERS = '''
 [[players]]

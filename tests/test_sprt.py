@@ -15,7 +15,7 @@ import pytest
 
 from serialref.elo import Score
 from serialref.errors import ConfigError
-from serialref.event.sprt import SprtDecision, SprtModel, SprtTest, parse_sprt
+from serialref.sprt import SprtDecision, SprtModel, SprtTest, parse_sprt
 
 CUTECHESS_1_5_1 = [
     # (wins, losses, draws), elo0, elo1, alpha, beta, the line cutechess-cli printed

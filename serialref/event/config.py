@@ -20,8 +20,8 @@ from serialref.appliance.config import MatchConfig, load_config
 from serialref.appliance.options import OVERRIDE_NAMES
 from serialref.errors import ConfigError, InputError
 from serialref.event.pairings import EventFormat, Pairing, pairings
-from serialref.event.sprt import SprtTest, parse_sprt
 from serialref.rules import find_rules
+from serialref.sprt import SprtTest, parse_sprt
 from serialref.wire.address import Address, parse_address
 
 __all__ = ["LISTEN", "EventConfig", "PlayerConfig", "load_event_config"]

@@ -39,13 +39,13 @@ from serialref.event.pairings import Pairing
 from serialref.event.progress import BoardProgress, EventProgress
 from serialref.event.report import read_pgn_games, text_report
 from serialref.event.seats import Seat, open_seat
-from serialref.event.sprt import SprtDecision
 from serialref.event.standings import Standings, standings
 from serialref.event.tcpseats import TcpSeats
 from serialref.events import MatchEnded
 from serialref.recorders.journal import read_journal
 from serialref.referee.daemon import MatchBoard
 from serialref.referee.loop import RefereeLoop, stop_signals
+from serialref.sprt import SprtDecision
 
 __all__ = ["EventRunner"]
 
