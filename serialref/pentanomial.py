@@ -23,16 +23,19 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 
+from serialref.elo import Score
 from serialref.result import Result
 
 __all__ = [
     "GamePairs",
+    "MatchTally",
     "Pentanomial",
     "PentanomialEstimate",
     "estimate",
     "format_fixed",
     "nelo_line",
     "ptnml_line",
+    "quotient",
 ]
 
 _CI95_Z = 1.959963984540054  # fastchess's z for a 95 % interval
@@ -91,16 +94,16 @@ class PentanomialEstimate:
 def estimate(counts: Pentanomial) -> PentanomialEstimate:
     """The figures fastchess prints for ``counts``; undefined ones are NaN, as there."""
     pairs = counts.pairs
-    shares = [_quotient(count, pairs) for count in counts.counts()]
+    shares = [quotient(count, pairs) for count in counts.counts()]
     points = (0.0, 0.25, 0.5, 0.75, 1.0)
     score = sum(share * point for share, point in zip(shares, points, strict=True))
     variance = sum(share * (point - score) ** 2 for share, point in zip(shares, points,
                                                                          strict=True))  # fmt: skip
-    spread = _CI95_Z * _root(_quotient(variance, pairs))
+    spread = _CI95_Z * _root(quotient(variance, pairs))
     upper, lower = score + spread, score - spread
 
     def nelo(at: float) -> float:
-        return _quotient(at - 0.5, _root(2.0 * variance)) * _NELO_SCALE
+        return quotient(at - 0.5, _root(2.0 * variance)) * _NELO_SCALE
 
     return PentanomialEstimate(
         elo=_elo(score),
@@ -112,7 +115,7 @@ def estimate(counts: Pentanomial) -> PentanomialEstimate:
 
 def _elo(score: float) -> float:
     """fastchess's ``-400 log10(1 / score - 1)``, with the C library's infinities and NaNs."""
-    odds = _quotient(1.0, score) - 1.0
+    odds = quotient(1.0, score) - 1.0
     if math.isnan(odds):
         return odds
     if odds < 0:
@@ -125,8 +128,8 @@ def _root(value: float) -> float:
     return value if math.isnan(value) else math.sqrt(value)
 
 
-def _quotient(numerator: float, denominator: float) -> float:
-    """``numerator / denominator`` as a C++ double division: no exception, IEEE results."""
+def quotient(numerator: float, denominator: float) -> float:
+    """``numerator / denominator`` as fastchess's C++ divides: infinities and NaNs, no error."""
     if denominator:
         return numerator / denominator
     if numerator == 0 or math.isnan(numerator):
@@ -144,7 +147,7 @@ def format_fixed(value: float, digits: int = 2) -> str:
 def ptnml_line(counts: Pentanomial) -> str:
     """fastchess's ``Ptnml(0-2): [1, 1, 11, 6, 11], WL/DD Ratio: 10.00``."""
     listed = ", ".join(str(count) for count in counts.counts())
-    return f"Ptnml(0-2): [{listed}], WL/DD Ratio: {format_fixed(_quotient(counts.wl, counts.dd))}"
+    return f"Ptnml(0-2): [{listed}], WL/DD Ratio: {format_fixed(quotient(counts.wl, counts.dd))}"
 
 
 def nelo_line(counts: Pentanomial) -> str:
@@ -194,3 +197,23 @@ class GamePairs:
             if opponent != player:
                 total += self.between(player, opponent)
         return total
+
+
+class MatchTally:
+    """One player's score and game pairs against its opponent, as the games of a match end."""
+
+    def __init__(self, player: str) -> None:
+        self.player = player
+        self.score = Score()
+        self._pairs = GamePairs()
+        self._opponents: set[str] = set()
+
+    def add(self, white: str, black: str, result: str) -> None:
+        """A game of the match, in the order played (all start alike, or as paired)."""
+        self.score = self.score.after(result, as_white=white == self.player)
+        self._pairs.add(white, black, result)
+        self._opponents.update((white, black))
+
+    @property
+    def pairs(self) -> Pentanomial:
+        return self._pairs.of(self.player, self._opponents)

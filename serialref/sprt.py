@@ -18,8 +18,9 @@ the same results, in three models:
   with ``-report penta=false``.
 
 The bounds are Wald's: ``log(beta / (1 - alpha))`` and ``log((1 - beta) / alpha)``. A
-match the test decided is stopped with a reason that starts with :data:`SPRT_STOP`,
-which tells a restarted referee that the match is over.
+match the test decided is stopped with a reason that records the decision
+(``SPRT: H1 was accepted``, :func:`decision_in`), which tells a restarted referee that
+the match is over.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from dataclasses import dataclass
 
 from serialref.elo import Score
 from serialref.errors import ConfigError
-from serialref.pentanomial import Pentanomial
+from serialref.pentanomial import Pentanomial, quotient
 
-__all__ = ["SPRT_STOP", "SprtDecision", "SprtModel", "SprtTest", "decided_by_sprt", "parse_sprt"]
+__all__ = ["SprtDecision", "SprtModel", "SprtTest", "decision_in", "parse_sprt"]
 
-SPRT_STOP = "SPRT: "
+_STOP = "SPRT: "
 """How the reason of a match the SPRT stopped begins (``SPRT: H1 was accepted``)."""
 
 _NELO_SCALE = 800.0 / math.log(10.0)
@@ -139,14 +140,26 @@ class SprtTest:
             f"lbound {self.lower_bound:.2f}, ubound {self.upper_bound:.2f}{verdict}"
         )
 
+    def completed_line(self, decision: SprtDecision) -> str | None:
+        """fastchess's last word on a decided test (``SPRT ([0.00, 5.00]) completed - H1 was
+        accepted``); None for cutechess-cli's, whose status line says it."""
+        if self.model is SprtModel.CUTECHESS:
+            return None
+        return f"SPRT ([{self.elo0:.2f}, {self.elo1:.2f}]) completed - {decision.value}"
+
     def stop_reason(self, decision: SprtDecision) -> str:
         """Why a match this test decided was stopped: ``SPRT: H1 was accepted``."""
-        return f"{SPRT_STOP}{decision.value}"
+        return f"{_STOP}{decision.value}"
 
 
-def decided_by_sprt(reason: str) -> bool:
-    """Whether a match that stopped for ``reason`` was stopped by its SPRT's decision."""
-    return reason.startswith(SPRT_STOP)
+def decision_in(reason: str) -> SprtDecision | None:
+    """The SPRT's decision that stopped a match for ``reason``; None for another stop."""
+    if not reason.startswith(_STOP):
+        return None
+    try:
+        return SprtDecision(reason.removeprefix(_STOP))
+    except ValueError:
+        return None
 
 
 def parse_sprt(words: Sequence[str]) -> SprtTest:
@@ -207,7 +220,7 @@ def _gsprt_llr(total: float, scores: Sequence[float], probs: list[float], score0
         theta = _itp(
             _theta_equation(probs, shifts), -1.0 / shifts[-1], -1.0 / shifts[0], epsilon=1e-3,
         )  # fmt: skip
-        return [p / (1.0 + theta * d) for p, d in zip(probs, shifts, strict=True)]
+        return [quotient(p, 1.0 + theta * d) for p, d in zip(probs, shifts, strict=True)]
 
     return _ratio(total, probs, nearest(score0), nearest(score1))
 
@@ -222,13 +235,13 @@ def _normalized_llr(total: float, scores: Sequence[float], probs: list[float], t
         estimate = [1.0 / len(scores)] * len(scores)
         for _ in range(_MLE_ROUNDS):
             mu = sum(a * p for a, p in zip(scores, estimate, strict=True))
-            sigma = math.sqrt(sum(p * (a - mu) ** 2 for a, p in zip(scores, estimate,
-                                                                    strict=True)))  # fmt: skip
-            phi = [a - 0.5 - 0.5 * t_star * sigma * (1.0 + ((a - mu) / sigma) ** 2)
+            variance = sum(p * (a - mu) ** 2 for a, p in zip(scores, estimate, strict=True))
+            sigma = math.sqrt(variance) if variance >= 0 else math.nan  # NaN: as std::sqrt
+            phi = [a - 0.5 - 0.5 * t_star * sigma * (1.0 + quotient(a - mu, sigma) ** 2)
                    for a in scores]  # fmt: skip
-            theta = _itp(_theta_equation(probs, phi), -1.0 / max(phi), -1.0 / min(phi),
-                         epsilon=1e-7)  # fmt: skip
-            update = [p / (1.0 + theta * f) for p, f in zip(probs, phi, strict=True)]
+            theta = _itp(_theta_equation(probs, phi), quotient(-1.0, max(phi)),
+                         quotient(-1.0, min(phi)), epsilon=1e-7)  # fmt: skip
+            update = [quotient(p, 1.0 + theta * f) for p, f in zip(probs, phi, strict=True)]
             change = max(abs(new - old) for new, old in zip(update, estimate, strict=True))
             estimate = update
             if change < 1e-4:
@@ -240,12 +253,20 @@ def _normalized_llr(total: float, scores: Sequence[float], probs: list[float], t
 
 def _theta_equation(probs: list[float], shifts: list[float]) -> Callable[[float], float]:
     """The function whose root is the Lagrange multiplier of the nearest distribution."""
-    return lambda x: sum(p * d / (1.0 + x * d) for p, d in zip(probs, shifts, strict=True))
+    return lambda x: sum(quotient(p * d, 1.0 + x * d) for p, d in zip(probs, shifts, strict=True))
 
 
 def _ratio(total: float, probs: list[float], h0: list[float], h1: list[float]) -> float:
-    return total * sum(p * (math.log(b) - math.log(a)) for p, a, b in zip(probs, h0, h1,
-                                                                          strict=True))  # fmt: skip
+    """``total`` times the mean log ratio; a hypothesis the sample rules out gives an infinity
+    (or NaN, which decides nothing), as in fastchess, never an error."""
+    return total * sum(p * (_log(b) - _log(a)) for p, a, b in zip(probs, h0, h1, strict=True))
+
+
+def _log(value: float) -> float:
+    """``std::log``: -inf at zero, NaN below it."""
+    if value > 0:
+        return math.log(value)
+    return -math.inf if value == 0 else math.nan
 
 
 def _itp(f: Callable[[float], float], a: float, b: float, *, epsilon: float) -> float:
@@ -255,6 +276,10 @@ def _itp(f: Callable[[float], float], a: float, b: float, *, epsilon: float) -> 
     that is never slower and usually much faster. fastchess starts it with infinite end
     values, so the first steps are bisections; the same steps give the same root.
     """
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return math.nan  # no interval to search: a ratio that decides nothing
+    if abs(b - a) <= 2.0 * epsilon:
+        return (a + b) / 2.0
     f_a, f_b = math.inf, -math.inf
     a, b, f_a, f_b = b, a, f_b, f_a  # f(a) < 0 < f(b) from here on
     n_max = math.ceil(math.log2(abs(b - a) / (2.0 * epsilon))) + 0.99

@@ -81,6 +81,8 @@ class EventConfig:
     games: int = 2
     concurrency: int = 1
     sprt: SprtTest | None = None
+    rating_interval: int = 1
+    """The standings are printed after every N-th game (0: at the end only)."""
     match_settings: Mapping[str, Any] = field(default_factory=dict)
     control_socket: Path | None = None
     control_group: str | None = None
@@ -126,7 +128,7 @@ def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
         # Chess960, openings are start position numbers, not a file).
         match_settings["openings"] = str(base / openings)
     # Checked now, as each board will read them, so a typo stops the event before it starts.
-    load_config(None, {**match_settings, "games": 2})
+    checked = load_config(None, {**match_settings, "games": 2})
     raw_players = document.get("players", [])
     if not isinstance(raw_players, list) or not all(isinstance(p, dict) for p in raw_players):
         raise ConfigError("players", "must be a list of [[players]] tables")
@@ -142,6 +144,7 @@ def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
         games=_count(document, "games", 2),
         concurrency=_count(document, "concurrency", 1),
         sprt=parse_sprt(str(sprt).split()) if sprt is not None else None,
+        rating_interval=checked.rating_interval if "rating_interval" in document else 1,
         match_settings=match_settings,
         control_socket=feeds.control_socket,
         control_group=feeds.control_group,
