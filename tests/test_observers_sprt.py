@@ -21,14 +21,19 @@ def a_wins(game: int) -> GameEnded:
     return ended(game, "1-0" if game % 2 else "0-1")
 
 
-def test_it_asks_once_for_the_stop_when_the_test_decides() -> None:
-    stops: list[str] = []
-    watch = SprtWatch(TEST, stops.append)
-    game = 0
+def games_until_a_stop(watch: SprtWatch, stops: list[str], game: int = 0) -> int:
+    """Feed A's wins from game ``game + 1`` on until ``watch`` asks for the stop."""
     while not stops:
         game += 1
         watch.handle(a_wins(game))
         assert game < 40, "the test never decided"
+    return game
+
+
+def test_it_asks_once_for_the_stop_when_the_test_decides() -> None:
+    stops: list[str] = []
+    watch = SprtWatch(TEST, stops.append)
+    game = games_until_a_stop(watch, stops)
     watch.handle(a_wins(game + 1))  # a game that ends before the stop is carried out
     assert stops == ["SPRT: H1 was accepted"]
     assert watch.status == TEST.status_line(*_tally_of(game))
@@ -49,11 +54,7 @@ def _tally_of(games: int) -> tuple[object, ...]:
 
 def test_a_resumed_match_counts_the_games_already_played() -> None:
     fresh: list[str] = []
-    watch = SprtWatch(TEST, fresh.append)
-    game = 0
-    while not fresh:
-        game += 1
-        watch.handle(a_wins(game))
+    game = games_until_a_stop(SprtWatch(TEST, fresh.append), fresh)
     resumed: list[str] = []
     played = [("a" if g % 2 else "b", "1-0" if g % 2 else "0-1") for g in range(1, game)]
     SprtWatch(TEST, resumed.append, results=played).handle(a_wins(game))

@@ -10,7 +10,6 @@ is logged and it falls silent.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import TextIO
@@ -19,11 +18,10 @@ from serialref.elo import Score
 from serialref.event.pairings import Pairing
 from serialref.event.standings import Standings
 from serialref.events import GameEnded, GameStarted, MatchEvent
+from serialref.observers.guard import FallsSilent
 from serialref.observers.output import ObserverOutput, printable
 
 __all__ = ["BoardProgress", "EventProgress"]
-
-LOGGER = logging.getLogger(__name__)
 
 
 class EventProgress:
@@ -53,7 +51,7 @@ class EventProgress:
             self._out.write(text if text.endswith("\n") else text + "\n")
 
 
-class BoardProgress:
+class BoardProgress(FallsSilent):
     """One board's lines, its score carried on from ``score`` (the games already played)."""
 
     def __init__(
@@ -64,17 +62,9 @@ class BoardProgress:
         self._games = games
         self._score = score or Score()
         self._white: dict[int, str] = {}
-        self._silent = False
 
-    def handle(self, event: MatchEvent) -> None:
-        if self._silent:
-            return
-        try:
-            self._handle(event)
-        except Exception:
-            # A bug here must not cost a game: the board's referee is keeping the clocks.
-            self._silent = True
-            LOGGER.exception("progress of pairing %d stopped", self._pairing.number)
+    def _stopped(self) -> str:
+        return f"progress of pairing {self._pairing.number} stopped"
 
     def close(self) -> None:
         """Nothing to release: the shared output belongs to the event."""

@@ -28,11 +28,11 @@ unexpected is logged once and the observer falls silent; the match goes on.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, TextIO
 
 from serialref.elo import Score, estimate
 from serialref.events import GameEnded, GameStarted, MatchEnded, MatchEvent, MatchStarted
+from serialref.observers.guard import FallsSilent
 from serialref.observers.output import ObserverOutput, printable
 from serialref.pentanomial import MatchTally, nelo_line, ptnml_line
 from serialref.sprt import SprtTest, decision_in
@@ -42,10 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ProgressObserver", "format_estimate"]
 
-LOGGER = logging.getLogger(__name__)
 
-
-class ProgressObserver:
+class ProgressObserver(FallsSilent):
     """Writes cutechess-cli style progress lines to a text stream.
 
     A match resumed from its journal passes where it resumes: the score carries on from
@@ -80,17 +78,9 @@ class ProgressObserver:
                     self._names[port] = printable(name)
         if self._current is not None:
             self._learn(self._current)
-        self._silent = False
 
-    def handle(self, event: MatchEvent) -> None:
-        if self._silent:
-            return
-        try:
-            self._handle(event)
-        except Exception:
-            # A bug here must not cost a game: the referee thread is keeping the clocks.
-            self._silent = True
-            LOGGER.exception("match progress stopped")
+    def _stopped(self) -> str:
+        return "match progress stopped"
 
     def close(self) -> None:
         self._out.flush()

@@ -4,27 +4,26 @@ It only asks: the stop goes through the referee's loop (``request_stop``), which
 the match in order, every player told ``disconnect``, with a reason that says the SPRT
 decided (:func:`serialref.sprt.decision_in`), so a restarted referee knows the
 match is over. Like every observer it never raises into the referee: should it fail,
-it falls silent and the match plays its games to the end.
+it falls silent (:class:`~serialref.observers.guard.FallsSilent`) and the match plays
+its games to the end.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable
 
 from serialref.events import GameEnded, MatchEnded, MatchEvent
+from serialref.observers.guard import FallsSilent
 from serialref.pentanomial import MatchTally
 from serialref.referee.settings import MatchSettings
 from serialref.sprt import SprtDecision, SprtTest, decision_in
 
 __all__ = ["SprtWatch"]
 
-LOGGER = logging.getLogger(__name__)
-
 _OTHER = {"a": "b", "b": "a"}
 
 
-class SprtWatch:
+class SprtWatch(FallsSilent):
     """Player A's results against player B, tested after each game.
 
     ``results`` are the games already played, as (White's port, PGN result), for a
@@ -45,19 +44,8 @@ class SprtWatch:
         self._tally = MatchTally("a")
         for white_port, result in results:
             self._tally.add(white_port, _OTHER[white_port], result)
-        self._silent = False
         self.status: str | None = None
         self.decided = False
-
-    def handle(self, event: MatchEvent) -> None:
-        if self._silent:
-            return
-        try:
-            self._handle(event)
-        except Exception:
-            # A bug here must not cost a game: the referee thread is keeping the clocks.
-            self._silent = True
-            LOGGER.exception("the SPRT stopped following the match")
 
     def close(self) -> None:
         """Nothing to release."""
@@ -73,3 +61,6 @@ class SprtWatch:
                 self._stop(self._test.stop_reason(decision))
         elif isinstance(event, MatchEnded):
             self.decided = decision_in(event.reason) is not None
+
+    def _stopped(self) -> str:
+        return "the SPRT stopped following the match"
