@@ -19,6 +19,7 @@ from serialref.appliance.values import (
     optional_text,
     seconds,
     shown,
+    sprt_test,
     start_position,
     text,
     time_control,
@@ -26,6 +27,7 @@ from serialref.appliance.values import (
 )
 from serialref.errors import ConfigError
 from serialref.referee.settings import OnInfraction
+from serialref.sprt import SprtModel, SprtTest
 from serialref.timecontrol import TimeControl
 from serialref.wire.address import Address
 
@@ -120,3 +122,14 @@ def test_an_opening_book_is_read_once_and_its_errors_name_the_key(tmp_path: Path
     bad = tmp_path / "bad.epd"
     bad.write_text("4k3/8/8/8/8/8/4P3/4K3 w - -\n8/8 w - -\n")
     assert refusal(opening_book().read, bad, key="--openings").startswith(f"{bad}:2: ")
+
+
+def test_an_sprt_is_words_on_the_command_line_and_one_string_in_the_file() -> None:
+    read = sprt_test().read
+    expected = SprtTest(0, 5, 0.05, 0.05, SprtModel.NORMALIZED)
+    assert read("sprt", "elo0=0 elo1=5 model=normalized") == expected
+    assert read("--sprt", ["elo0=0", "elo1=5", "model=normalized"]) == expected
+    assert read("sprt", "") is None
+    assert "elo0 (5) must be below elo1 (0)" in refusal(read, "elo0=5 elo1=0", key="sprt")
+    assert "expected elo0=" in refusal(read, ["gamma=1"], key="--sprt")
+    assert "expected a string" in refusal(read, 5, key="sprt")

@@ -9,7 +9,7 @@ import pytest
 from serialref.errors import ConfigError, InputError
 from serialref.event.config import load_event_config
 from serialref.event.pairings import EventFormat
-from serialref.event.sprt import SprtTest
+from serialref.sprt import SprtTest
 
 PLAYERS = '''
 [[players]]
@@ -56,6 +56,16 @@ def test_a_match_may_carry_an_sprt(tmp_path: Path) -> None:
     text = 'format = "match"\nsprt = "elo0=0 elo1=10 alpha=0.1 beta=0.1"\n' + PLAYERS.split(
         "[[players]]\nname = \"Gamma\"", maxsplit=1)[0]  # fmt: skip
     assert load_event_config(write(tmp_path, text)).sprt == SprtTest(0, 10, 0.1, 0.1)
+
+
+def test_the_standings_come_after_every_game_unless_a_rating_interval_says(
+    tmp_path: Path,
+) -> None:
+    assert load_event_config(write(tmp_path, PLAYERS)).rating_interval == 1
+    config = load_event_config(write(tmp_path, "rating_interval = 0\n" + PLAYERS))
+    assert config.rating_interval == 0
+    with pytest.raises(ConfigError, match="rating_interval: expected a whole number"):
+        load_event_config(write(tmp_path, "rating_interval = -2\n" + PLAYERS))
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import chess
 import pytest
 from matchevents import FOOLS_MATE, played_match, untimed_game
 
+from serialref.elo import Score
 from serialref.events import (
     GameEnded,
     GameStarted,
@@ -19,7 +20,9 @@ from serialref.events import (
     MovePlayed,
 )
 from serialref.observers.progress import ProgressObserver
+from serialref.pentanomial import Pentanomial, nelo_line, ptnml_line
 from serialref.referee.resume import ResumePoint
+from serialref.sprt import SprtModel, SprtTest
 
 
 def started(game: int, white_port: str, names: tuple[str, str] = ("Alpha", "Beta")) -> GameStarted:
@@ -70,8 +73,68 @@ def test_a_match_reads_like_cutechess() -> None:
         # mu = 0.625: -400 log10(0.6) = 88.7; LOS 0.5 + 0.5 erf(1 / sqrt(6)) = 71.8 %;
         # 4 games put the upper bound past a score of 1: no margin, as cutechess-cli says.
         "Elo difference: 88.7 +/- nan, LOS: 71.8 %, DrawRatio: 25.0 %",
+        # Games 1-2 and 3-4 are pairs: a win each with White, then a draw and Alpha's win.
+        nelo_line(Pentanomial(wl=1, wd=1)),
+        "Ptnml(0-2): [0, 0, 1, 1, 0], WL/DD Ratio: inf",
         "Finished match",
     ]
+
+
+FOUR_GAMES = (
+    MatchStarted(games=6, time_control="60+1", ports=("a", "b")),
+    started(1, "a"), ended(1, "1-0", "White mates"),
+    started(2, "b"), ended(2, "0-1", "Black mates"),
+    started(3, "a"), ended(3, "1/2-1/2", "threefold repetition"),
+    started(4, "b"), ended(4, "1/2-1/2", "threefold repetition"),
+)  # fmt: skip
+
+
+def test_a_rating_interval_prints_the_elo_lines_every_n_games_and_at_the_end() -> None:
+    out = io.StringIO()
+    sprt = SprtTest(0, 5, model=SprtModel.NORMALIZED)
+    feed(ProgressObserver(out, sprt=sprt, rating_interval=2), *FOUR_GAMES,
+         started(5, "a"), ended(5, "1-0", "White mates"),
+         MatchEnded(complete=False, score=(3.5, 1.5), reason="SIGTERM"))  # fmt: skip
+    lines = out.getvalue().splitlines()
+    elo = [index for index, line in enumerate(lines) if line.startswith("Elo difference")]
+    games = [index for index, line in enumerate(lines) if line.startswith("Score of")]
+    # After games 2 and 4, and at the end after game 5 (the interval had not come round).
+    assert [sum(game < index for game in games) for index in elo] == [2, 4, 5]
+    assert lines[elo[0] + 1: elo[0] + 4] == [
+        nelo_line(Pentanomial(ww=1)),
+        ptnml_line(Pentanomial(ww=1)),
+        sprt.status_line(Score(2, 0, 0), Pentanomial(ww=1)),
+    ]
+    assert lines[elo[1] + 2] == "Ptnml(0-2): [0, 0, 1, 0, 1], WL/DD Ratio: 0.00"
+    assert lines[-1] == "Match stopped: SIGTERM"
+
+
+def test_the_end_is_not_printed_twice_when_the_interval_came_round() -> None:
+    out = io.StringIO()
+    feed(ProgressObserver(out, rating_interval=2), *FOUR_GAMES,
+         MatchEnded(complete=True, score=(3.0, 1.0)))  # fmt: skip
+    lines = out.getvalue().splitlines()
+    assert sum(line.startswith("Elo difference") for line in lines) == 2
+    assert lines[-3:] == [
+        nelo_line(Pentanomial(ww=1, dd=1)),
+        "Ptnml(0-2): [0, 0, 1, 0, 1], WL/DD Ratio: 0.00",
+        "Finished match",
+    ]
+
+
+@pytest.mark.parametrize("model", [SprtModel.CUTECHESS, SprtModel.NORMALIZED])
+def test_a_match_the_sprt_decided_is_finished_with_the_tools_words(model: SprtModel) -> None:
+    out = io.StringIO()
+    sprt = SprtTest(0, 5, model=model)
+    feed(ProgressObserver(out, sprt=sprt), *FOUR_GAMES,
+         MatchEnded(complete=False, score=(3.0, 1.0), reason="SPRT: H1 was accepted"))  # fmt: skip
+    lines = out.getvalue().splitlines()
+    assert lines[-1] == "Finished match"
+    if model is SprtModel.CUTECHESS:
+        assert lines[-2].startswith("SPRT: llr ")
+    else:
+        assert lines[-3].startswith("LLR: ")
+        assert lines[-2] == "SPRT ([0.00, 5.00]) completed - H1 was accepted"
 
 
 def test_an_unfinished_game_is_reported_and_not_counted() -> None:

@@ -54,6 +54,14 @@ def test_a_complete_match_or_none_at_all_is_not_resumed(tmp_path: Path) -> None:
     assert find_unfinished_match(tmp_path / "none.jsonl", SETTINGS) is None
 
 
+def test_a_match_its_sprt_decided_is_over_and_one_stopped_otherwise_is_not() -> None:
+    first_game = cut_after(GameEnded, 1)
+    decided = MatchEnded(complete=False, score=(1.0, 0.0), reason="SPRT: H1 was accepted")
+    stopped = MatchEnded(complete=False, score=(1.0, 0.0), reason="SIGTERM")
+    assert unfinished_match([*first_game, decided], SETTINGS, JOURNAL) is None
+    assert unfinished_match([*first_game, stopped], SETTINGS, JOURNAL) is not None
+
+
 def test_after_a_crash_in_the_second_game_the_players_are_restored_at_once() -> None:
     found = unfinished_match(cut_after(MovePlayed, 7), SETTINGS, JOURNAL)
     assert found is not None

@@ -15,7 +15,7 @@ import pytest
 
 from serialref.elo import Score
 from serialref.errors import ConfigError
-from serialref.event.sprt import SprtDecision, SprtModel, SprtTest, parse_sprt
+from serialref.sprt import SprtDecision, SprtModel, SprtTest, parse_sprt
 
 CUTECHESS_1_5_1 = [
     # (wins, losses, draws), elo0, elo1, alpha, beta, the line cutechess-cli printed
@@ -120,3 +120,15 @@ def test_bad_sprt_settings_are_one_clear_error(words: list[str], reason: str) ->
 def test_parse_takes_cutechess_cli_words() -> None:
     test = parse_sprt(["elo0=-1", "elo1=4", "alpha=0.1", "beta=0.2", "model=logistic"])
     assert test == SprtTest(-1.0, 4.0, 0.1, 0.2, SprtModel.LOGISTIC)
+
+
+def test_a_sample_far_outside_both_hypotheses_decides_nothing_and_raises_nothing() -> None:
+    # Forty games won and elo1=400 normalized Elo: the nearest distributions degenerate;
+    # the ratio is NaN, as fastchess's arithmetic gives it, and the test goes on.
+    from serialref.pentanomial import Pentanomial
+
+    test = SprtTest(0, 400, model=SprtModel.NORMALIZED)
+    llr = test.llr(Score(40, 0, 0), Pentanomial(ww=20))
+    assert math.isnan(llr)
+    assert test.decision(llr) is SprtDecision.CONTINUE
+    assert test.status_line(Score(40, 0, 0), Pentanomial(ww=20)).startswith("LLR: nan")

@@ -27,6 +27,7 @@ from serialref.events import (
 )
 from serialref.observers.console import ConsoleObserver
 from serialref.observers.progress import ProgressObserver
+from serialref.observers.sprt import SprtWatch
 from serialref.observers.systemd import SystemdStatusObserver
 from serialref.recorders.journal import JournalRecorder, set_aside
 from serialref.recorders.pgn import PgnRecorder
@@ -124,6 +125,7 @@ class MatchParts:
     observers: Sequence[MatchListener]
     resume: ResumePoint | None
     control: ControlServer | None
+    sprt: SprtWatch | None = None
 
 
 def assemble_match(
@@ -134,12 +136,14 @@ def assemble_match(
     progress: TextIO | None = None,
     extra_listeners: Sequence[MatchListener] = (),
     new_match: bool = False,
+    request_stop: Callable[[str], None] | None = None,
 ) -> MatchParts:
     """The configured match's settings, ports, recorders and observers, closed with ``stack``.
 
     ``console`` gets the live board, ``progress`` the games, the score and the Elo
     estimate. The extra listeners are observers: they see every event and can never
     stop the match. ``new_match`` sets an existing journal aside instead of resuming it.
+    The match's SPRT, if it has one, asks ``request_stop`` to end it once it decides.
     """
     settings = match_settings(config)
     plans = port_plans(config)
@@ -168,8 +172,14 @@ def assemble_match(
     observers: list[MatchListener] = []
     if console is not None:
         observers.append(ConsoleObserver(console))
+    point = resumed.point if resumed is not None else None
     if progress is not None:  # after the console, which redraws above it
-        observers.append(ProgressObserver(progress, resumed=resumed.point if resumed else None))
+        observers.append(ProgressObserver(progress, resumed=point, sprt=config.sprt,
+                                          rating_interval=config.rating_interval))  # fmt: skip
+    sprt: SprtWatch | None = None
+    if config.sprt is not None and request_stop is not None:
+        sprt = SprtWatch(config.sprt, request_stop, results=point.results if point else ())
+        observers.append(sprt)
     observers.extend(extra_listeners)
     for observer in observers:
         stack.callback(observer.close)
@@ -178,8 +188,7 @@ def assemble_match(
         stack.callback(control.close)
         observers.append(control)
     observers.extend(_audience(config, stack))
-    resume = resumed.point if resumed is not None else None
-    return MatchParts(settings, plans, recorders, observers, resume, control)
+    return MatchParts(settings, plans, recorders, observers, point, control, sprt)
 
 
 def run_referee(
@@ -193,6 +202,8 @@ def run_referee(
     once: bool = False,
 ) -> bool:
     """Play the configured match (:func:`assemble_match`); True when complete, False when stopped.
+
+    A match its SPRT decided is complete: it has played the games it needed.
 
     ``on_ready`` runs once both ports are open: players started before that
     would lose their first sign-on, which opening a port discards. ``once`` plays the
@@ -214,9 +225,16 @@ def run_referee(
     listeners = list(extra_listeners)
     if notifier.enabled:  # under systemd: each move's status line costs a datagram
         listeners.append(SystemdStatusObserver(notifier))
+    daemon: RefereeDaemon | None = None
+
+    def request_stop(reason: str) -> None:
+        assert daemon is not None  # the match publishes nothing before the daemon runs
+        daemon.request_stop(reason)
+
     with ExitStack() as stack:
         parts = assemble_match(config, stack, console=console, progress=progress,
-                               extra_listeners=listeners, new_match=new_match)  # fmt: skip
+                               extra_listeners=listeners, new_match=new_match,
+                               request_stop=request_stop)  # fmt: skip
         daemon = RefereeDaemon(
             parts.settings,
             parts.plans,
@@ -233,7 +251,7 @@ def run_referee(
         # as long as the match: frozen, full collections during the match skip it
         # (bench/referee.py: CPU per ply at the 99th percentile 0.35 -> 0.25 ms).
         gc.freeze()
-        complete = daemon.run()
+        complete = daemon.run() or (parts.sprt is not None and parts.sprt.decided)
         notifier.stopping()
     return complete
 

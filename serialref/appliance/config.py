@@ -44,6 +44,7 @@ from serialref.errors import ConfigError, GroupedConfigError, InputError
 from serialref.referee.openings import Opening
 from serialref.referee.settings import OnInfraction
 from serialref.rules import Rules
+from serialref.sprt import SprtTest
 from serialref.timecontrol import TimeControl
 from serialref.wire.address import Address
 from serialref.wire.transport import PortSettings
@@ -133,6 +134,8 @@ class MatchConfig:
     port_a: PortConfig
     port_b: PortConfig
     games: int
+    sprt: SprtTest | None
+    rating_interval: int
     tc: TimeControl
     variant: Rules
     fen: StartPositions | None

@@ -32,6 +32,7 @@ from serialref.appliance.values import (
     optional_text,
     record_file,
     seconds,
+    sprt_test,
     start_position,
     text,
     time_control,
@@ -216,6 +217,26 @@ MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
         "...) does: the player loses the game (`forfeit`, Termination `rules infraction`), "
         "or the clocks stop and the referee calls the supervisor (`fault`; PROTOCOL.md "
         "section 4).",
+    ),
+    _top(
+        "sprt", sprt_test(), "", Section.MATCH,
+        help="stop the match when this SPRT decides: elo0=0 elo1=5 alpha=0.05 beta=0.05 "
+        "[model=cutechess|logistic|normalized]",
+        doc="Stop the match as soon as this sequential probability ratio test accepts a "
+        "hypothesis, as cutechess-cli's and fastchess's `-sprt` do; the score lines show "
+        "its log-likelihood ratio. `model=cutechess` (the default) is cutechess-cli's "
+        "test on the games; `logistic` and `normalized` are fastchess's, on the game "
+        "pairs. A restarted referee whose journal shows the test decided starts a new "
+        "match.",
+        default_text="none",
+    ),
+    _top(
+        "rating_interval", whole_number(), 0, Section.MATCH,
+        help="print the Elo lines every N games, not only at the end (0: at the end)",
+        doc="Print the Elo lines (cutechess-cli's Elo difference, fastchess's nElo and "
+        "`Ptnml(0-2)`, the SPRT's) after every N-th game as well as at the end, as "
+        "cutechess-cli's `-ratinginterval` does; `0`: at the end only. In an event file, "
+        "how often the standings are printed: after every game unless this says otherwise.",
     ),
     _top(
         "pgn", record_file(), "", Section.RECORDS,

@@ -28,6 +28,7 @@ from serialref.referee.openings import (
     opening_from_fen,
 )
 from serialref.rules import STANDARD, Rules, find_rules, variant_names
+from serialref.sprt import SprtTest, parse_sprt
 from serialref.timecontrol import TimeControl
 from serialref.wire.address import Address, parse_address
 
@@ -48,6 +49,7 @@ __all__ = [
     "record_file",
     "seconds",
     "shown",
+    "sprt_test",
     "start_position",
     "text",
     "time_control",
@@ -70,7 +72,9 @@ class Kind(Generic[_T]):
     the raw value TOML would have given (``--games 3`` is the integer 3), so both
     sources go through the same ``read``; ``choices`` and ``metavar`` are for ``--help``.
     ``needs`` names an earlier option whose value ``read`` takes as a third argument
-    (a start position is read by the rules of the ``variant``).
+    (a start position is read by the rules of the ``variant``). ``nargs`` is argparse's,
+    for a value the command line writes as several words (``--sprt elo0=0 elo1=5``) and
+    the file as one string; ``read`` then takes the list of words too.
     """
 
     describe: str
@@ -79,6 +83,7 @@ class Kind(Generic[_T]):
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
     needs: str = ""
+    nargs: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,3 +309,22 @@ def opening_book() -> Kind[StartPositions | None]:
             raise ConfigError(key, exc.reason) from exc
 
     return Kind("path", read, Path, metavar="FILE", needs="variant")
+
+
+def sprt_test() -> Kind[SprtTest | None]:
+    """An SPRT in cutechess-cli's words (``elo0=0 elo1=5 alpha=0.05 beta=0.05``); empty: none."""
+
+    def read(key: str, value: object) -> SprtTest | None:
+        if isinstance(value, list):
+            words = [_string(key, word) for word in value]
+        else:
+            words = _string(key, value).split()
+        if not words:
+            return None
+        try:
+            return parse_sprt(words)
+        except ConfigError as exc:
+            raise ConfigError(key, exc.reason) from exc
+
+    return Kind('`"elo0=E0 elo1=E1 alpha=A beta=B [model=M]"`', read, metavar="KEY=VALUE",
+                nargs="+")  # fmt: skip

@@ -49,7 +49,7 @@ def _run_event(args: argparse.Namespace) -> int:
     from serialref.event.config import load_event_config
     from serialref.event.pairings import EventFormat
     from serialref.event.runner import EventRunner
-    from serialref.event.sprt import parse_sprt
+    from serialref.sprt import parse_sprt
 
     config = load_event_config(args.config)
     if args.sprt:

@@ -79,6 +79,8 @@ def _add_match_option(
         details["type"] = kind.argument
     if kind.choices is not None:
         details["choices"] = kind.choices
+    if kind.nargs is not None:
+        details["nargs"] = kind.nargs
     if not flag.startswith("-"):
         parser.add_argument(option.names[port], nargs="?", metavar=flag, **details)
         return

@@ -38,7 +38,7 @@ def add_verbs(verbs: Verbs) -> None:
 
 def _run_report(args: argparse.Namespace) -> int:
     from serialref.event.report import html_report, report_from_pgn, text_report
-    from serialref.event.sprt import parse_sprt
+    from serialref.sprt import parse_sprt
 
     sprt = parse_sprt(args.sprt) if args.sprt else None
     table = report_from_pgn(args.pgn)

@@ -20,8 +20,8 @@ from serialref.appliance.config import ErrorsFound, in_file, match_settings_conf
 from serialref.appliance.options import OVERRIDE_NAMES
 from serialref.errors import ConfigError
 from serialref.event.pairings import EventFormat, Pairing, pairings
-from serialref.event.sprt import SprtTest, parse_sprt
 from serialref.rules import find_rules
+from serialref.sprt import SprtTest, parse_sprt
 from serialref.wire.address import Address, parse_address
 
 __all__ = ["LISTEN", "EventConfig", "PlayerConfig", "is_event_file", "load_event_config"]
@@ -83,6 +83,8 @@ class EventConfig:
     games: int = 2
     concurrency: int = 1
     sprt: SprtTest | None = None
+    rating_interval: int = 1
+    """The standings are printed after every N-th game (0: at the end only)."""
     match_settings: Mapping[str, Any] = field(default_factory=dict)
     control_socket: Path | None = None
     control_group: str | None = None
@@ -168,6 +170,7 @@ def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
         players=tuple(players),
         directory=directory,
         sprt=sprt,
+        rating_interval=feeds.rating_interval if "rating_interval" in document else 1,
         match_settings=match_settings,
         control_socket=feeds.control_socket,
         control_group=feeds.control_group,

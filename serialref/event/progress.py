@@ -3,13 +3,13 @@
 Every board's referee publishes its match's events to its own :class:`BoardProgress`;
 they share one :class:`EventProgress`, which numbers the games across the event
 (``Started game 7 of 24 (Alpha vs Gamma)``), keeps the lines of concurrent boards whole,
-and prints the standings after each finished game. Like every observer, a board's
-progress never raises into its referee: the first failure is logged and it falls silent.
+and prints the standings after each finished game (or every ``rating_interval`` games).
+Like every observer, a board's progress never raises into its referee: the first failure
+is logged and it falls silent.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import TextIO
@@ -18,11 +18,10 @@ from serialref.elo import Score
 from serialref.event.pairings import Pairing
 from serialref.event.standings import Standings
 from serialref.events import GameEnded, GameStarted, MatchEvent
+from serialref.observers.guard import FallsSilent
 from serialref.observers.output import ObserverOutput, printable
 
 __all__ = ["BoardProgress", "EventProgress"]
-
-LOGGER = logging.getLogger(__name__)
 
 
 class EventProgress:
@@ -30,48 +29,42 @@ class EventProgress:
 
     def __init__(
         self, out: TextIO | None, *, total_games: int, table: Callable[[], Standings],
-        table_text: Callable[[Standings], str],
+        table_text: Callable[[Standings], str], table_every: int = 1,
     ) -> None:  # fmt: skip
         self._out = ObserverOutput(out) if out is not None else None
         self._lock = threading.Lock()
         self.total_games = total_games
         self._table = table
         self._table_text = table_text
+        self._table_every = table_every
+        self._games_ended = 0
 
-    def write(self, text: str, *, with_table: bool = False) -> None:
-        """Write whole lines (and the current standings) without another board's in between."""
+    def write(self, text: str, *, game_ended: bool = False) -> None:
+        """Write whole lines without another board's in between; after a game that ended,
+        the current standings too, every ``table_every`` games (never for 0)."""
         if self._out is None:
             return
         with self._lock:
-            if with_table:
+            self._games_ended += game_ended
+            if game_ended and self._table_every and self._games_ended % self._table_every == 0:
                 text += "\n" + self._table_text(self._table())
             self._out.write(text if text.endswith("\n") else text + "\n")
 
 
-class BoardProgress:
-    """One board's lines; ``on_score`` hears the pairing's score after each result."""
+class BoardProgress(FallsSilent):
+    """One board's lines, its score carried on from ``score`` (the games already played)."""
 
     def __init__(
         self, shared: EventProgress, pairing: Pairing, games: int, *, score: Score | None = None,
-        on_score: Callable[[Score], None] | None = None,
     ) -> None:  # fmt: skip
         self._shared = shared
         self._pairing = pairing
         self._games = games
         self._score = score or Score()
-        self._on_score = on_score
         self._white: dict[int, str] = {}
-        self._silent = False
 
-    def handle(self, event: MatchEvent) -> None:
-        if self._silent:
-            return
-        try:
-            self._handle(event)
-        except Exception:
-            # A bug here must not cost a game: the board's referee is keeping the clocks.
-            self._silent = True
-            LOGGER.exception("progress of pairing %d stopped", self._pairing.number)
+    def _stopped(self) -> str:
+        return f"progress of pairing {self._pairing.number} stopped"
 
     def close(self) -> None:
         """Nothing to release: the shared output belongs to the event."""
@@ -94,10 +87,8 @@ class BoardProgress:
                 f"{event.result} {{{printable(event.reason)}}}\n"
                 f"Score of {first} vs {second}: {score.wins} - {score.losses} - {score.draws}"
                 f"  [{score.ratio:.3f}] {score.games}",
-                with_table=True,
+                game_ended=True,
             )
-            if self._on_score is not None:
-                self._on_score(score)
 
     def _number(self, game: int) -> int:
         return (self._pairing.number - 1) * self._games + game

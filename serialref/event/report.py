@@ -1,5 +1,8 @@
 """The final report of an event, from any PGN file: standings, crosstable, pairs; text or HTML.
 
+Where games come in pairs (same start, colours swapped), each player's and each pair's
+pentanomial counts and normalized Elo are reported as fastchess reports them.
+
 The report reads only the Seven Tag Roster of each game (``chess.pgn.read_headers``), so
 it works on PGN written by serialref, cutechess-cli or fastchess alike, and on files
 of many thousand games without parsing a move. Names come from files anyone may have
@@ -19,9 +22,11 @@ import chess.pgn
 
 from serialref.elo import Score, estimate
 from serialref.errors import InputError
-from serialref.event.sprt import SprtTest
 from serialref.event.standings import FinishedGame, Standings, standings
 from serialref.observers.output import printable
+from serialref.pentanomial import Pentanomial, nelo_line, ptnml_line
+from serialref.pentanomial import estimate as pair_estimate
+from serialref.sprt import SprtTest
 
 __all__ = [
     "games_from_pgn",
@@ -41,7 +46,8 @@ def games_from_pgn(handle: TextIO) -> Iterator[FinishedGame]:
         white, black = headers.get("White"), headers.get("Black")
         if not white or not black:
             continue
-        yield FinishedGame(white, black, headers.get("Result", "*"), headers.get("Round", "?"))
+        yield FinishedGame(white, black, headers.get("Result", "*"), headers.get("Round", "?"),
+                           headers.get("FEN", ""))  # fmt: skip
 
 
 def read_pgn_games(paths: Sequence[Path]) -> list[FinishedGame]:
@@ -72,8 +78,21 @@ def _ratio(score: Score) -> str:
     return f"{100.0 * score.ratio:.1f}%" if score.games else "-"
 
 
+def _nelo(counts: Pentanomial) -> str:
+    """A player's normalized Elo against the field, from its pairs; ``-`` without one."""
+    if not counts.pairs:
+        return "-"
+    found = pair_estimate(counts)
+    return f"{found.nelo:.1f} +/- {found.nelo_error:.1f}"
+
+
+def _ptnml(counts: Pentanomial) -> str:
+    return f"[{', '.join(str(count) for count in counts.counts())}]" if counts.pairs else "-"
+
+
 def pair_lines(table: Standings, sprt: SprtTest | None = None) -> list[str]:
-    """Each pair's score and Elo difference, cutechess-cli style, then the SPRT of a match."""
+    """Each pair's score and Elo difference, cutechess-cli style, and its game pairs,
+    fastchess style, then the SPRT of a match."""
     lines: list[str] = []
     for (first, second), score in table.pairs.items():
         found = estimate(score)
@@ -83,8 +102,11 @@ def pair_lines(table: Standings, sprt: SprtTest | None = None) -> list[str]:
             f"{score.draws}  [{score.ratio:.3f}] {score.games}, Elo difference: {_elo(score)}, "
             f"LOS: {los}"
         )
+        counts = table.pentanomials.get((first, second), Pentanomial())
+        if counts.pairs:
+            lines += [nelo_line(counts), ptnml_line(counts)]
         if sprt is not None and len(table.pairs) == 1:
-            lines.append(sprt.status_line(score))
+            lines.append(sprt.status_line(score, counts))
     return lines
 
 
@@ -93,16 +115,25 @@ def text_report(table: Standings, *, title: str = "", sprt: SprtTest | None = No
     names = [printable(name) for name in table.names()]
     width = max((len(name) for name in names), default=4)
     lines = [title] if title else []
+    elos = [_elo(player.score) for player in table.players]
+    # The pairs' columns, where games came in pairs: the Elo column is padded for them.
+    paired = any(player.pentanomial.pairs for player in table.players)
+    elo_width = max(len("Elo vs field"), *(len(elo) for elo in elos)) if paired else 0
+    nelos = [_nelo(player.pentanomial) for player in table.players]
+    nelo_width = max(len("nElo"), *(len(nelo) for nelo in nelos)) if paired else 0
+    pair_columns = f"  {'nElo':>{nelo_width}}  Ptnml(0-2)" if paired else ""
     lines.append(
         f"{'Rank':>4}  {'Name':<{width}}  {'Points':>6}  {'Games':>5}  {'W-L-D':>9}  "
-        f"{'SB':>7}  {'Score':>6}  Elo vs field"
+        f"{'SB':>7}  {'Score':>6}  {'Elo vs field':<{elo_width}}{pair_columns}".rstrip()
     )
-    for player, name in zip(table.players, names, strict=True):
+    for player, name, elo, nelo in zip(table.players, names, elos, nelos, strict=True):
         score = player.score
         wld = f"{score.wins}-{score.losses}-{score.draws}"
+        pair_cells = f"  {nelo:>{nelo_width}}  {_ptnml(player.pentanomial)}" if paired else ""
         lines.append(
             f"{player.rank:>4}  {name:<{width}}  {player.points:>6g}  {score.games:>5}  "
-            f"{wld:>9}  {player.sonneborn_berger:>7.2f}  {_ratio(score):>6}  {_elo(score)}"
+            f"{wld:>9}  {player.sonneborn_berger:>7.2f}  {_ratio(score):>6}  "
+            f"{elo:<{elo_width}}{pair_cells}"
         )
     if len(table.players) > 1:
         cells = [[_cell(table.crosstable.get((row, column), ())) if row != column else "*"

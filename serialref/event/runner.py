@@ -39,7 +39,6 @@ from serialref.event.pairings import Pairing
 from serialref.event.progress import BoardProgress, EventProgress
 from serialref.event.report import read_pgn_games, text_report
 from serialref.event.seats import Seat, open_seat
-from serialref.event.sprt import SprtDecision
 from serialref.event.standings import Standings, standings
 from serialref.event.tcpseats import TcpSeats
 from serialref.events import MatchEnded
@@ -47,6 +46,7 @@ from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import read_journal
 from serialref.referee.daemon import MatchBoard
 from serialref.referee.loop import RefereeLoop, stop_signals
+from serialref.sprt import decision_in
 
 __all__ = ["EventRunner"]
 
@@ -54,9 +54,6 @@ LOGGER = logging.getLogger(__name__)
 
 _PLAYER_CHECK = 0.5
 """Seconds between two looks at the players the event started (see ``_check_players``)."""
-
-_SPRT_STOP = "SPRT: "
-"""How the reason of a match the SPRT stopped begins."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +93,8 @@ class EventRunner:
         self._over = False
         total = len(self._pairings) * config.games
         self._progress = EventProgress(out, total_games=total, table=self.standings,
-                                       table_text=_table_only)  # fmt: skip
+                                       table_text=_table_only,
+                                       table_every=config.rating_interval)  # fmt: skip
 
     # ----------------------------------------------------------------- files
 
@@ -257,7 +255,6 @@ class EventRunner:
         self._closers.append(closer)
 
     def _board(self, pairing: Pairing, stack: ExitStack) -> MatchBoard:
-        decided: list[SprtDecision] = []
         seats = [open_seat(stack, self._players[name], self._path(pairing, f"-{side}.log"),
                            self._tcp)
                  for side, name in (("a", pairing.first), ("b", pairing.second))]  # fmt: skip
@@ -272,22 +269,17 @@ class EventRunner:
             "pgn": self._path(pairing, ".pgn"),
             "journal": self._path(pairing, ".jsonl"),
         })  # fmt: skip
-
-        def on_score(score: Score) -> None:
-            sprt = self.config.sprt
-            if sprt is None or decided:
-                return
-            decision = sprt.decision(sprt.llr(score))
-            if decision is not SprtDecision.CONTINUE:
-                decided.append(decision)
-                self._progress.write(sprt.status_line(score))
-                board.request_stop(f"{_SPRT_STOP}{decision.value}")
+        config = dataclasses.replace(config, sprt=self.config.sprt)  # the event's, for a match
 
         so_far = self._score_so_far(pairing)
-        progress = BoardProgress(self._progress, pairing, self.config.games, score=so_far,
-                                 on_score=on_score)  # fmt: skip
+        progress = BoardProgress(self._progress, pairing, self.config.games, score=so_far)
         audience = self.audience.listeners(pairing.number)
-        parts = assemble_match(config, stack, extra_listeners=[progress, *audience])
+
+        def stop(reason: str) -> None:
+            board.request_stop(reason)  # the board is made below, before its first game
+
+        parts = assemble_match(config, stack, extra_listeners=[progress, *audience],
+                               request_stop=stop)  # fmt: skip
 
         self._seats[pairing.number] = [
             (name, self._path(pairing, f"-{side}.log"), seat)
@@ -300,8 +292,11 @@ class EventRunner:
                 seat.start()
 
         def on_end(ended: MatchBoard) -> None:
-            complete = ended.referee.complete or bool(decided)
-            self._done.put(_BoardDone(pairing, complete, ended.error))
+            sprt = parts.sprt
+            decided = sprt is not None and sprt.decided
+            if decided and sprt is not None and sprt.status is not None:
+                self._progress.write(sprt.status)
+            self._done.put(_BoardDone(pairing, ended.referee.complete or decided, ended.error))
 
         # The PGN's Round is the event's round, each game of the pairing a sub-round.
         settings = dataclasses.replace(parts.settings, event_round=pairing.round)
@@ -409,7 +404,7 @@ def _journal_complete(path: Path) -> bool:
     if not path.exists() or not path.stat().st_size:
         return False
     ends = [event for event in read_journal(path) if isinstance(event, MatchEnded)]
-    return bool(ends) and (ends[-1].complete or ends[-1].reason.startswith(_SPRT_STOP))
+    return bool(ends) and (ends[-1].complete or decision_in(ends[-1].reason) is not None)
 
 
 def _table_only(table: Standings) -> str:

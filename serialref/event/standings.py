@@ -1,5 +1,8 @@
 """Standings of an event from its finished games: points, W-L-D, Sonneborn-Berger, crosstable.
 
+Each player's and each pair's game pairs (same start, colours swapped) are counted
+too, the pentanomial statistics of :mod:`serialref.pentanomial`.
+
 Pure functions of the games, so the same table comes out whether the games were just
 played, read back from a journal after a crash, or read from someone else's PGN file
 (cutechess-cli's, fastchess's). A game without a result (``*``) is listed as played
@@ -16,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from serialref.elo import Score
+from serialref.pentanomial import GamePairs, Pentanomial
 from serialref.result import Result
 
 __all__ = ["FinishedGame", "PlayerStanding", "Standings", "standings"]
@@ -23,12 +27,17 @@ __all__ = ["FinishedGame", "PlayerStanding", "Standings", "standings"]
 
 @dataclass(frozen=True, slots=True)
 class FinishedGame:
-    """One game of the event: who had White, who had Black, and its PGN result."""
+    """One game of the event: who had White, who had Black, its PGN result, where it began.
+
+    ``start`` tells game pairs apart: the FEN the game started from, empty for the
+    usual start.
+    """
 
     white: str
     black: str
     result: str
     round: str = "?"
+    start: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +49,7 @@ class PlayerStanding:
     score: Score
     sonneborn_berger: float
     unfinished: int = 0
+    pentanomial: Pentanomial = field(default_factory=Pentanomial)
 
     @property
     def points(self) -> float:
@@ -48,11 +58,12 @@ class PlayerStanding:
 
 @dataclass(frozen=True, slots=True)
 class Standings:
-    """The table, the crosstable and every pair's score."""
+    """The table, the crosstable and every pair's score and game pairs."""
 
     players: tuple[PlayerStanding, ...]
     crosstable: dict[tuple[str, str], tuple[float, ...]] = field(default_factory=dict)
     pairs: dict[tuple[str, str], Score] = field(default_factory=dict)
+    pentanomials: dict[tuple[str, str], Pentanomial] = field(default_factory=dict)
 
     def names(self) -> list[str]:
         return [player.name for player in self.players]
@@ -64,7 +75,7 @@ def standings(games: Iterable[FinishedGame], players: Sequence[str] = ()) -> Sta
     ``crosstable[(row, column)]`` holds the row player's points of each game against the
     column player, in the order played; ``pairs[(first, second)]`` is the first player's
     score against the second, for each pair that met, the first being the one listed
-    (or met) first.
+    (or met) first, and ``pentanomials`` holds its game pairs under the same key.
     """
     order: dict[str, None] = dict.fromkeys(players)
     scores: dict[str, Score] = {}
@@ -72,7 +83,9 @@ def standings(games: Iterable[FinishedGame], players: Sequence[str] = ()) -> Sta
     crosstable: dict[tuple[str, str], list[float]] = {}
     pairs: dict[tuple[str, str], Score] = {}
     played: list[FinishedGame] = list(games)
+    game_pairs = GamePairs()
     for game in played:
+        game_pairs.add(game.white, game.black, game.result, game.start)
         for name in (game.white, game.black):
             order.setdefault(name)
             scores.setdefault(name, Score())
@@ -96,10 +109,13 @@ def standings(games: Iterable[FinishedGame], players: Sequence[str] = ()) -> Sta
         key=lambda name: (-totals[name], -berger[name], -scores.get(name, Score()).wins, name),
     )
     table = tuple(
-        PlayerStanding(rank, name, scores.get(name, Score()), berger[name], unfinished.get(name, 0))
+        PlayerStanding(rank, name, scores.get(name, Score()), berger[name], unfinished.get(name, 0),
+                       game_pairs.of(name, order))
         for rank, name in enumerate(ranked, start=1)
-    )
-    return Standings(table, {key: tuple(value) for key, value in crosstable.items()}, pairs)
+    )  # fmt: skip
+    pentanomials = {key: game_pairs.between(*key) for key in pairs}
+    return Standings(table, {key: tuple(value) for key, value in crosstable.items()}, pairs,
+                     pentanomials)  # fmt: skip
 
 
 def _pair_key(

@@ -2,9 +2,9 @@
 
 A journal may hold several matches one after another; the one that counts is
 the last that was started afresh (its ``MatchStarted`` is not ``resumed``). It
-is continued unless it ended complete. A referee stopped in order (SIGTERM,
-SIGINT, SIGHUP: ``MatchEnded`` not complete) resumes too, but waits for both
-players with the clocks stopped; after a crash (no ``MatchEnded`` since the last
+is continued unless it ended complete, or stopped by its SPRT's decision. A referee
+stopped in order (SIGTERM, SIGINT, SIGHUP: ``MatchEnded`` not complete) resumes too,
+but waits for both players with the clocks stopped; after a crash (no ``MatchEnded`` since the last
 start) the players the journal shows signed on are restored at once
 (PROTOCOL.md 6 and 7).
 
@@ -40,6 +40,7 @@ from serialref.referee.gamestates import GameState, ResumedGame
 from serialref.referee.openings import Opening
 from serialref.referee.settings import PORTS, MatchSettings
 from serialref.rules import rules_of_tags
+from serialref.sprt import decision_in
 from serialref.timecontrol import TimeControl
 
 __all__ = [
@@ -183,8 +184,8 @@ def _unfinished(events: Sequence[MatchEvent]) -> tuple[MatchStarted, list[MatchE
         return None
     match_events = list(events[fresh[-1] :])
     ends = [event for event in match_events if isinstance(event, MatchEnded)]
-    if ends and ends[-1].complete:
-        return None
+    if ends and (ends[-1].complete or decision_in(ends[-1].reason) is not None):
+        return None  # complete, or decided by its SPRT
     started = match_events[0]
     assert isinstance(started, MatchStarted)
     return started, match_events

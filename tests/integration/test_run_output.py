@@ -11,7 +11,10 @@ import chess
 import pytest
 
 from serialref import records
+from serialref.appliance.assembly import match_settings
+from serialref.appliance.config import load_config
 from serialref.epd.writer import format_record
+from serialref.referee.resume import find_unfinished_match
 from serialref.testing import Peer, null_modem_cable
 
 SERIALREF = [sys.executable, "-m", "serialref"]
@@ -50,7 +53,7 @@ def test_run_tells_the_match_on_stdout_as_engine_testers_know_it(tmp_path: Path)
     result = play_match(tmp_path)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 8, result.stdout
+    assert len(lines) == 10, result.stdout
     assert lines[0] == "Started game 1 of 2 (Alpha vs Beta)"
     assert re.fullmatch(rf"Finished game 1 \(Alpha vs Beta\): {RESULT}", lines[1])
     assert re.fullmatch(r"Score of Alpha vs Beta: \d - \d - \d  \[\d\.\d{3}\] 1", lines[2])
@@ -58,7 +61,29 @@ def test_run_tells_the_match_on_stdout_as_engine_testers_know_it(tmp_path: Path)
     assert re.fullmatch(rf"Finished game 2 \(Beta vs Alpha\): {RESULT}", lines[4])
     assert re.fullmatch(r"Score of Alpha vs Beta: \d - \d - \d  \[\d\.\d{3}\] 2", lines[5])
     assert lines[6].startswith("Elo difference: ") and ", LOS: " in lines[6]
-    assert lines[7] == "Finished match"
+    # The two games are a pair (colours swapped): fastchess's lines on it.
+    assert re.fullmatch(r"Elo: \S+ \+/- \S+, nElo: \S+ \+/- \S+", lines[7])
+    assert re.fullmatch(r"Ptnml\(0-2\): \[\d, \d, \d, \d, \d\], WL/DD Ratio: \S+", lines[8])
+    assert lines[9] == "Finished match"
+
+
+def test_run_stops_once_its_sprt_decides_and_the_match_is_over(tmp_path: Path) -> None:
+    # Hypotheses a handful of games tells apart (-300 or -100 Elo for player A).
+    result = play_match(tmp_path, "--games", "12", "--sprt", "elo0=-300", "elo1=-100",
+                        "--rating-interval", "2", "--journal", "match.jsonl")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    played = sum(line.startswith("Finished game") for line in lines)
+    assert 2 <= played < 12, result.stdout
+    assert lines[-1] == "Finished match"
+    assert re.fullmatch(r"SPRT: llr \S+ \(\S+%\), lbound -2\.94, ubound 2\.94 - H[01] was accepted",
+                        lines[-2]), result.stdout  # fmt: skip
+    # The Elo lines after every second game, the last game's block being the end's.
+    assert sum(line.startswith("Elo difference") for line in lines) == (played + 1) // 2
+    assert sum(line.startswith("Ptnml(0-2): ") for line in lines) == (played + 1) // 2
+    config = load_config(None, {"games": 12})
+    settings = match_settings(config)
+    assert find_unfinished_match(tmp_path / "match.jsonl", settings) is None
 
 
 def test_quiet_leaves_stdout_empty(tmp_path: Path) -> None:

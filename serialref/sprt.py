@@ -2,7 +2,7 @@
 
 Engine testers compare a serialref match with the same match under cutechess-cli or
 fastchess, so the log-likelihood ratio is computed exactly as those tools compute it from
-the same wins, draws and losses, in three models:
+the same results, in three models:
 
 - ``cutechess`` (the default): cutechess-cli 1.5's test on the BayesElo scale. Half a
   game is added to each of wins, draws and losses, the draw Elo is estimated from the
@@ -10,10 +10,17 @@ the same wins, draws and losses, in three models:
   hypotheses give the ratio.
 - ``logistic`` and ``normalized``: fastchess's generalised SPRT (Van den Bergh's maximum
   likelihood distributions with a given expected score, or a given normalised Elo), with
-  an empty outcome counted as a thousandth of a game, and its root finder (ITP, with
-  fastchess's tolerances), so the printed figures agree to the last decimal.
+  an empty outcome counted as a thousandth, and its root finder (ITP, with fastchess's
+  tolerances and iteration limit), so the printed figures agree to the last decimal.
+  Like fastchess (``-report penta=true``, its default) they count game pairs, the five
+  pentanomial outcomes (:mod:`serialref.pentanomial`), as soon as there is a pair; games
+  that never pair (a file of single games) are counted one by one, as fastchess does
+  with ``-report penta=false``.
 
-The bounds are Wald's: ``log(beta / (1 - alpha))`` and ``log((1 - beta) / alpha)``.
+The bounds are Wald's: ``log(beta / (1 - alpha))`` and ``log((1 - beta) / alpha)``. A
+match the test decided is stopped with a reason that records the decision
+(``SPRT: H1 was accepted``, :func:`decision_in`), which tells a restarted referee that
+the match is over.
 """
 
 from __future__ import annotations
@@ -25,13 +32,19 @@ from dataclasses import dataclass
 
 from serialref.elo import Score
 from serialref.errors import ConfigError
+from serialref.pentanomial import Pentanomial, quotient
 
-__all__ = ["SprtDecision", "SprtModel", "SprtTest", "parse_sprt"]
+__all__ = ["SprtDecision", "SprtModel", "SprtTest", "decision_in", "parse_sprt"]
+
+_STOP = "SPRT: "
+"""How the reason of a match the SPRT stopped begins (``SPRT: H1 was accepted``)."""
 
 _NELO_SCALE = 800.0 / math.log(10.0)
 _EMPTY = 1e-3  # fastchess's count for an outcome that did not happen
 _PSEUDO_GAME = 0.5  # cutechess-cli's half game added to each outcome
-_SCORES = (0.0, 0.5, 1.0)  # a loss, a draw, a win
+_GAME_SCORES = (0.0, 0.5, 1.0)  # a loss, a draw, a win
+_PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)  # a pair's points per game, LL to WW
+_MLE_ROUNDS = 10  # fastchess's limit on the normalized model's fixed-point iteration
 
 
 class SprtModel(enum.StrEnum):
@@ -77,16 +90,27 @@ class SprtTest:
     def upper_bound(self) -> float:
         return math.log((1.0 - self.beta) / self.alpha)
 
-    def llr(self, score: Score) -> float:
-        """The log-likelihood ratio of H1 against H0 after ``score`` (the first player's)."""
+    def llr(self, score: Score, pairs: Pentanomial | None = None) -> float:
+        """The log-likelihood ratio of H1 against H0 after ``score`` and ``pairs``.
+
+        Both are the first player's: its games, and its game pairs, which fastchess's
+        models count instead of the games once there is one.
+        """
         if self.model is SprtModel.CUTECHESS:
             return _bayeselo_llr(score, self.elo0, self.elo1)
-        counts = [score.losses or _EMPTY, score.draws or _EMPTY, score.wins or _EMPTY]
-        total = sum(counts)
-        probs = [count / total for count in counts]
+        counts: Sequence[int] = (score.losses, score.draws, score.wins)
+        outcomes: Sequence[float] = _GAME_SCORES
+        scale = 1.0
+        if pairs is not None and pairs.pairs:
+            counts, outcomes, scale = pairs.counts(), _PAIR_SCORES, math.sqrt(2.0)
+        regular = [count or _EMPTY for count in counts]
+        total = sum(regular)
+        probs = [count / total for count in regular]
         if self.model is SprtModel.LOGISTIC:
-            return _gsprt_llr(total, probs, _expected_score(self.elo0), _expected_score(self.elo1))
-        return _normalized_llr(total, probs, self.elo0 / _NELO_SCALE, self.elo1 / _NELO_SCALE)
+            return _gsprt_llr(total, outcomes, probs, _expected_score(self.elo0),
+                              _expected_score(self.elo1))  # fmt: skip
+        return _normalized_llr(total, outcomes, probs, scale * self.elo0 / _NELO_SCALE,
+                               scale * self.elo1 / _NELO_SCALE)  # fmt: skip
 
     def decision(self, llr: float) -> SprtDecision:
         if llr >= self.upper_bound:
@@ -95,15 +119,47 @@ class SprtTest:
             return SprtDecision.H0
         return SprtDecision.CONTINUE
 
-    def status_line(self, score: Score) -> str:
-        """cutechess-cli's line: ``SPRT: llr 0.0578 (2.0%), lbound -2.94, ubound 2.94``."""
-        llr = self.llr(score)
+    def status_line(self, score: Score, pairs: Pentanomial | None = None) -> str:
+        """The line of the tool whose model this is, as that tool prints it.
+
+        cutechess-cli: ``SPRT: llr 0.0578 (2.0%), lbound -2.94, ubound 2.94``, with
+        `` - H1 was accepted`` once decided; fastchess: ``LLR: 0.36 (12.2%) (-2.94, 2.94)
+        [0.00, 5.00]``, its share of the bound it leans to.
+        """
+        llr = self.llr(score, pairs)
+        if self.model is not SprtModel.CUTECHESS:
+            share = llr / self.upper_bound if llr >= 0 else -llr / self.lower_bound
+            return (
+                f"LLR: {llr:.2f} ({100.0 * share:.1f}%) ({self.lower_bound:.2f}, "
+                f"{self.upper_bound:.2f}) [{self.elo0:.2f}, {self.elo1:.2f}]"
+            )
         decision = self.decision(llr)
         verdict = "" if decision is SprtDecision.CONTINUE else f" - {decision.value}"
         return (
             f"SPRT: llr {llr:.3g} ({100.0 * llr / self.upper_bound:.1f}%), "
             f"lbound {self.lower_bound:.2f}, ubound {self.upper_bound:.2f}{verdict}"
         )
+
+    def completed_line(self, decision: SprtDecision) -> str | None:
+        """fastchess's last word on a decided test (``SPRT ([0.00, 5.00]) completed - H1 was
+        accepted``); None for cutechess-cli's, whose status line says it."""
+        if self.model is SprtModel.CUTECHESS:
+            return None
+        return f"SPRT ([{self.elo0:.2f}, {self.elo1:.2f}]) completed - {decision.value}"
+
+    def stop_reason(self, decision: SprtDecision) -> str:
+        """Why a match this test decided was stopped: ``SPRT: H1 was accepted``."""
+        return f"{_STOP}{decision.value}"
+
+
+def decision_in(reason: str) -> SprtDecision | None:
+    """The SPRT's decision that stopped a match for ``reason``; None for another stop."""
+    if not reason.startswith(_STOP):
+        return None
+    try:
+        return SprtDecision(reason.removeprefix(_STOP))
+    except ValueError:
+        return None
 
 
 def parse_sprt(words: Sequence[str]) -> SprtTest:
@@ -154,51 +210,63 @@ def _bayeselo_llr(score: Score, elo0: float, elo1: float) -> float:
     )
 
 
-def _gsprt_llr(total: float, probs: list[float], score0: float, score1: float) -> float:
+def _gsprt_llr(total: float, scores: Sequence[float], probs: list[float], score0: float,
+               score1: float) -> float:  # fmt: skip
     """The GSPRT ratio between the distributions nearest the sample with each expected score."""
 
     def nearest(expected: float) -> list[float]:
         # Van den Bergh, "Comments on Normalized Elo", proposition 1.1.
-        shifts = [a - expected for a in _SCORES]
+        shifts = [a - expected for a in scores]
         theta = _itp(
             _theta_equation(probs, shifts), -1.0 / shifts[-1], -1.0 / shifts[0], epsilon=1e-3,
         )  # fmt: skip
-        return [p / (1.0 + theta * d) for p, d in zip(probs, shifts, strict=True)]
+        return [quotient(p, 1.0 + theta * d) for p, d in zip(probs, shifts, strict=True)]
 
     return _ratio(total, probs, nearest(score0), nearest(score1))
 
 
-def _normalized_llr(total: float, probs: list[float], t0: float, t1: float) -> float:
+def _normalized_llr(total: float, scores: Sequence[float], probs: list[float], t0: float,
+                    t1: float) -> float:  # fmt: skip
     """The GSPRT ratio between the distributions nearest the sample with each normalised Elo."""
 
     def nearest(t_star: float) -> list[float]:
-        # Van den Bergh, "Comments on Normalized Elo", section 4.1, from a uniform start.
-        estimate = [1.0 / len(_SCORES)] * len(_SCORES)
-        while True:
-            mu = sum(a * p for a, p in zip(_SCORES, estimate, strict=True))
-            sigma = math.sqrt(sum(p * (a - mu) ** 2 for a, p in zip(_SCORES, estimate,
-                                                                    strict=True)))  # fmt: skip
-            phi = [a - 0.5 - 0.5 * t_star * sigma * (1.0 + ((a - mu) / sigma) ** 2)
-                   for a in _SCORES]  # fmt: skip
-            theta = _itp(_theta_equation(probs, phi), -1.0 / max(phi), -1.0 / min(phi),
-                         epsilon=1e-7)  # fmt: skip
-            update = [p / (1.0 + theta * f) for p, f in zip(probs, phi, strict=True)]
+        # Van den Bergh, "Comments on Normalized Elo", section 4.1, from a uniform start,
+        # for at most as many rounds as fastchess gives it.
+        estimate = [1.0 / len(scores)] * len(scores)
+        for _ in range(_MLE_ROUNDS):
+            mu = sum(a * p for a, p in zip(scores, estimate, strict=True))
+            variance = sum(p * (a - mu) ** 2 for a, p in zip(scores, estimate, strict=True))
+            sigma = math.sqrt(variance) if variance >= 0 else math.nan  # NaN: as std::sqrt
+            phi = [a - 0.5 - 0.5 * t_star * sigma * (1.0 + quotient(a - mu, sigma) ** 2)
+                   for a in scores]  # fmt: skip
+            theta = _itp(_theta_equation(probs, phi), quotient(-1.0, max(phi)),
+                         quotient(-1.0, min(phi)), epsilon=1e-7)  # fmt: skip
+            update = [quotient(p, 1.0 + theta * f) for p, f in zip(probs, phi, strict=True)]
             change = max(abs(new - old) for new, old in zip(update, estimate, strict=True))
             estimate = update
             if change < 1e-4:
-                return estimate
+                break
+        return estimate
 
     return _ratio(total, probs, nearest(t0), nearest(t1))
 
 
 def _theta_equation(probs: list[float], shifts: list[float]) -> Callable[[float], float]:
     """The function whose root is the Lagrange multiplier of the nearest distribution."""
-    return lambda x: sum(p * d / (1.0 + x * d) for p, d in zip(probs, shifts, strict=True))
+    return lambda x: sum(quotient(p * d, 1.0 + x * d) for p, d in zip(probs, shifts, strict=True))
 
 
 def _ratio(total: float, probs: list[float], h0: list[float], h1: list[float]) -> float:
-    return total * sum(p * (math.log(b) - math.log(a)) for p, a, b in zip(probs, h0, h1,
-                                                                          strict=True))  # fmt: skip
+    """``total`` times the mean log ratio; a hypothesis the sample rules out gives an infinity
+    (or NaN, which decides nothing), as in fastchess, never an error."""
+    return total * sum(p * (_log(b) - _log(a)) for p, a, b in zip(probs, h0, h1, strict=True))
+
+
+def _log(value: float) -> float:
+    """``std::log``: -inf at zero, NaN below it."""
+    if value > 0:
+        return math.log(value)
+    return -math.inf if value == 0 else math.nan
 
 
 def _itp(f: Callable[[float], float], a: float, b: float, *, epsilon: float) -> float:
@@ -208,6 +276,10 @@ def _itp(f: Callable[[float], float], a: float, b: float, *, epsilon: float) -> 
     that is never slower and usually much faster. fastchess starts it with infinite end
     values, so the first steps are bisections; the same steps give the same root.
     """
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return math.nan  # no interval to search: a ratio that decides nothing
+    if abs(b - a) <= 2.0 * epsilon:
+        return (a + b) / 2.0
     f_a, f_b = math.inf, -math.inf
     a, b, f_a, f_b = b, a, f_b, f_a  # f(a) < 0 < f(b) from here on
     n_max = math.ceil(math.log2(abs(b - a) / (2.0 * epsilon))) + 0.99
