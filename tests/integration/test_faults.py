@@ -495,6 +495,8 @@ def test_a_player_that_repeats_sign_on_is_not_restored_each_time(referee: Refere
         move(mover, board, board.san(chess.Move.from_uci(uci)))
         waiting.expect("respond")
     before = referee.journal.stat().st_size
+    log = referee.logs[process.pid]
+    log_before = log.stat().st_size
     stop_reading = threading.Event()
 
     def read_everything() -> None:  # Beta reads all it is sent: nothing waits on its line
@@ -519,6 +521,7 @@ def test_a_player_that_repeats_sign_on_is_not_restored_each_time(referee: Refere
                 if entry["port"] == "b" and "refcom reset" in str(entry["text"])]  # fmt: skip
     assert 2 <= len(restores) <= 1 + 3  # the first game's reset, then at 0, 1 and 3 s
     assert referee.journal.stat().st_size - before < 40_000 * elapsed
+    assert log.stat().st_size - log_before < 10_000
     (game,) = referee.games()
     assert (game.headers["Result"], game.headers["Termination"]) == ("0-1", "normal")
     assert len(list(game.mainline_moves())) == 40
