@@ -245,6 +245,17 @@ def test_player_names_come_from_configuration_then_sign_on_then_default() -> Non
     assert (started.tags["White"], started.tags["Black"]) == ("Configured", "Player B")
 
 
+def test_names_in_other_alphabets_are_recorded_as_written_and_sent_in_ascii() -> None:
+    match = Harness(names=("Müller", "Øster"), event="Turnier in Köln")
+    match.start_game()
+    (started,) = match.events.of(GameStarted)
+    assert (started.tags["White"], started.tags["Black"]) == ("Müller", "Øster")
+    assert started.tags["Event"] == "Turnier in Köln"
+    inform = parse_record(match.lines("b")[1])
+    assert ("White", "Muller") in inform.tag_pairs()
+    assert ("Event", "Turnier in Koln") in inform.tag_pairs()
+
+
 def test_checkmate_ends_the_game_with_inform_then_conclude(match: Harness) -> None:
     match.start_game()
     for port, san in [("a", "f3"), ("b", "e5"), ("a", "g4"), ("b", "Qh4#")]:

@@ -11,7 +11,7 @@ its own (``player``, ``engine`` and the ``serialref client`` settings), or a ``s
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from serialref.appliance.options import OVERRIDE_NAMES
 from serialref.errors import ConfigError, InputError
 from serialref.event.pairings import EventFormat, Pairing, pairings
 from serialref.event.sprt import SprtTest, parse_sprt
+from serialref.records import tag_value
 from serialref.rules import find_rules
 from serialref.wire.address import Address, parse_address
 
@@ -131,6 +132,7 @@ def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
     if not isinstance(raw_players, list) or not all(isinstance(p, dict) for p in raw_players):
         raise ConfigError("players", "must be a list of [[players]] tables")
     players = tuple(_player(index, raw) for index, raw in enumerate(raw_players))
+    _seat_names_apart(players)
     fmt = _choice(document, "format", EventFormat, EventFormat.ROUND_ROBIN)
     sprt = document.get("sprt")
     config = EventConfig(
@@ -209,6 +211,25 @@ def _player(index: int, raw: Mapping[str, Any]) -> PlayerConfig:
     except ConfigError as exc:
         raise ConfigError(f"{where}.seat", exc.reason) from exc
     return config
+
+
+def _seat_names_apart(players: Sequence[PlayerConfig]) -> None:
+    """A TCP seat is taken by the name a ``sign_on`` carries: the player's name in its ASCII
+    form (:func:`serialref.records.tag_value`). Each seat's must exist and be its own."""
+    seats: dict[str, int] = {}
+    for index, player in enumerate(players):
+        if player.listen is None:
+            continue
+        signs_on_as = tag_value(player.name)
+        if not signs_on_as.strip():
+            raise ConfigError(f"players[{index}].name", f"{player.name!r} has no ASCII form for "
+                              "a TCP seat's sign_on: add Latin letters or digits")  # fmt: skip
+        if signs_on_as in seats:
+            other = players[seats[signs_on_as]].name
+            raise ConfigError(f"players[{index}].name", f"{player.name!r} signs on as "
+                              f"{signs_on_as!r}, as {other!r} does: TCP seats need names that "
+                              "differ in ASCII")  # fmt: skip
+        seats[signs_on_as] = index
 
 
 def _text(raw: Mapping[str, Any], key: str, where: str) -> str | None:
