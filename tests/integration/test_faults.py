@@ -258,7 +258,7 @@ def test_a_player_that_floods_and_never_reads_stalls_neither_the_referee_nor_the
     process = referee.start("--tc", "4", "--config", str(config))
     start_game(referee)
     board = chess.Board()
-    for ply, uci in enumerate(quiet_game(200)):  # a restore now fills a pty's buffer
+    for ply, uci in enumerate(quiet_game(300)):  # a restore is more than a pty holds
         mover, waiting = (referee.a, referee.b) if ply % 2 == 0 else (referee.b, referee.a)
         move(mover, board, board.san(chess.Move.from_uci(uci)))
         waiting.expect("respond")
