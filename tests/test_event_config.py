@@ -84,6 +84,11 @@ def test_the_standings_come_after_every_game_unless_a_rating_interval_says(
         ("[[players]]\nname = 'Alpha'\nplayer = 'random'\n", "a name of its own"),
         ('[[players]]\nname = "\\u001b[2J"\nplayer = "random"\n', "a printable name"),
         ("[[players]]\nname = 'X'\nseat = '/dev/x'\nnodes = 3\n", "no client settings"),
+        ("[[players]]\nname = 'Müller'\nseat = 'listen://127.0.0.1:0'\n"
+         "[[players]]\nname = 'Muller'\nseat = 'listen://127.0.0.1:0'\n",
+         "players\\[4\\].name: 'Muller' signs on as 'Muller', as 'Müller' does"),
+        ("[[players]]\nname = '\u0301'\nseat = 'listen://127.0.0.1:0'\n",
+         "players\\[3\\].name: '\u0301' has no ASCII form for a TCP seat's sign_on"),
     ],
 )
 def test_mistakes_are_one_error_naming_the_file_and_key(
@@ -185,3 +190,14 @@ def test_a_guarded_or_loopback_or_declared_open_seat_is_taken(
     player = f'[[players]]\nname = "Delta"\nseat = "{seat}"\n{extra}'
     delta = load_event_config(write(tmp_path, PLAYERS + player)).players[-1]
     assert delta.open is is_open
+
+
+def test_names_in_other_alphabets_are_kept_and_may_share_an_ascii_form_off_tcp(
+    tmp_path: Path,
+) -> None:
+    config = load_event_config(write(tmp_path, PLAYERS + (
+        "[[players]]\nname = 'Müller'\nplayer = 'random'\n"
+        "[[players]]\nname = 'Muller'\nplayer = 'greedy'\n"
+        "[[players]]\nname = 'Øster'\nseat = 'listen://127.0.0.1:0'\n"
+    )))  # fmt: skip
+    assert [player.name for player in config.players][3:] == ["Müller", "Muller", "Øster"]

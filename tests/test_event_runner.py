@@ -27,14 +27,17 @@ def test_a_directory_holding_another_event_is_refused(tmp_path: Path) -> None:
         EventRunner(config(tmp_path, "A", "B")).run()
 
 
-def test_a_complete_event_is_not_played_again(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                              ) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "torn",
+    [b'{"complete": 2, "fi', '{"complete": 2, "first": "Ø'.encode()[:-1]],
+    ids=["in an entry", "inside a character"],
+)
+def test_a_complete_event_is_not_played_again(tmp_path: Path, torn: bytes) -> None:
     runner = EventRunner(config(tmp_path, "A", "B"))
     identity = {"event": "Test", "games": 2, "pairings": [[1, "A", "B"]]}
-    (tmp_path / "event.jsonl").write_text(
-        json.dumps({"identity": identity}) + "\n" + json.dumps({"complete": 1}) + "\n"
-        + '{"complete": 2, "fi',  # cut by a crash: ignored
-        encoding="utf-8",
+    (tmp_path / "event.jsonl").write_bytes(
+        (json.dumps({"identity": identity}) + "\n" + json.dumps({"complete": 1}) + "\n").encode()
+        + torn  # cut by a crash: ignored
     )
     (tmp_path / "pairing-001.pgn").write_text(
         '[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n1-0\n\n'

@@ -20,6 +20,7 @@ from serialref.events import (
     GameStarted,
     Infraction,
     LineReceived,
+    LinesIgnored,
     MatchEnded,
     MatchEvent,
     MovePlayed,
@@ -242,6 +243,17 @@ def test_player_names_come_from_configuration_then_sign_on_then_default() -> Non
     match.advance(5.0)
     started = match.events.of(GameStarted)[0]
     assert (started.tags["White"], started.tags["Black"]) == ("Configured", "Player B")
+
+
+def test_names_in_other_alphabets_are_recorded_as_written_and_sent_in_ascii() -> None:
+    match = Harness(names=("Müller", "Øster"), event="Turnier in Köln")
+    match.start_game()
+    (started,) = match.events.of(GameStarted)
+    assert (started.tags["White"], started.tags["Black"]) == ("Müller", "Øster")
+    assert started.tags["Event"] == "Turnier in Köln"
+    inform = parse_record(match.lines("b")[1])
+    assert ("White", "Muller") in inform.tag_pairs()
+    assert ("Event", "Turnier in Koln") in inform.tag_pairs()
 
 
 def test_checkmate_ends_the_game_with_inform_then_conclude(match: Harness) -> None:
@@ -584,6 +596,51 @@ def test_a_player_that_signs_on_again_mid_game_is_restored(match: Harness) -> No
     assert respond.position == "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq -"
     match.move("b", "Nc6")
     assert [move.san for move in match.events.of(MovePlayed)][-1] == "Nc6"
+
+
+def test_sign_ons_faster_than_a_restart_cost_one_restore_at_the_end_of_the_pause(
+    match: Harness,
+) -> None:
+    match.start_game()
+    for port, san in [("a", "e4"), ("b", "e5"), ("a", "Nf3")]:
+        match.move(port, san)
+    match.sign_on("b", "Beta")  # 8 s after its last one: answered at once
+    assert match.commands("b").count("reset") == 2
+    for _ in range(100):
+        match.clock.now += 0.005
+        match.sign_on("b", "Beta")
+    assert match.commands("b").count("reset") == 2
+    assert match.referee.next_deadline() == pytest.approx(match.clock.now - 0.5 + 2.0)
+    match.advance(1.5)  # the pause doubled: the held sign_on is answered 2 s after the last
+    assert match.commands("b")[-6:] == ["reset", "inform", "execute", "execute", "execute",
+                                        "respond"]  # fmt: skip
+    notes = [event.note for event in match.events.of(LineReceived) if event.note]
+    assert notes == ["held: sign_on within the pause after the last one answered"] * 5
+    match.move("b", "Nc6")
+    assert [move.san for move in match.events.of(MovePlayed)][-1] == "Nc6"
+
+
+def test_a_sign_on_held_when_the_line_is_lost_is_not_answered() -> None:
+    match = Harness(rejoin_window=30.0)
+    match.start_game()
+    match.sign_on("b", "Beta")
+    match.sign_on("b", "Beta")
+    match.referee.on_line_lost("b", "hang-up")
+    sent = len(match.lines("b"))
+    match.advance(5.0)
+    assert len(match.lines("b")) == sent
+    assert match.referee.sessions["b"].state is SessionState.OFFLINE
+
+
+def test_faults_outside_a_game_are_recorded_a_few_a_second(match: Harness) -> None:
+    match.sign_on("a", "Alpha")
+    for _ in range(50):
+        match.send("a", records.player_fault(chess.Board(), "again"))
+    assert len(match.events.of(Infraction)) == 5
+    match.clock.now += 1.0
+    match.send("a", records.player_fault(chess.Board(), "later"))
+    assert [event.reason for event in match.events.of(Infraction)][-1] == "player fault: later"
+    assert [event.count for event in match.events.of(LinesIgnored)] == [45]
 
 
 def test_a_restored_player_not_to_move_gets_no_respond(match: Harness) -> None:

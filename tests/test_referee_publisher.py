@@ -12,6 +12,7 @@ from serialref.events import (
     LinesIgnored,
     MatchEvent,
     PgnAppended,
+    RecordSent,
     RefereeStalled,
 )
 from serialref.referee.publisher import Publisher
@@ -214,3 +215,27 @@ def test_nothing_left_out_reports_nothing() -> None:
     harness.publisher.ignored("a", "once", 1.0, "stale")
     harness.publisher.count_left_out()
     assert [type(event) for event in harness.events()] == [LineReceived]
+
+
+def test_a_line_the_referee_only_records_shares_the_allowance_with_its_note(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    harness = Harness(recorders=1, observers=0)
+    with caplog.at_level(logging.WARNING, logger="serialref.referee.publisher"):
+        harness.publisher.repeated("a", "sign_on", 1.0, "held: within the pause")
+        admitted = [harness.publisher.admits("a", 1.0) for _ in range(5)]
+    assert admitted == [True, True, True, True, False]
+    assert harness.events() == [
+        LineReceived(port="a", text="sign_on", wall=WALL, at=1.0, note="held: within the pause")
+    ]
+    assert "port a: held: within the pause" in caplog.text
+    harness.publisher.count_left_out()
+    assert harness.events()[-1] == LinesIgnored("a", 1)
+
+
+def test_a_line_sent_is_recorded_with_when_it_left() -> None:
+    harness = Harness(recorders=1, observers=0)
+    harness.publisher.sent("b", "refcom reset", 4.5, queued=True)
+    assert harness.events() == [
+        RecordSent(port="b", text="refcom reset", wall=WALL, left_at=4.5, queued=True)
+    ]

@@ -1,16 +1,20 @@
-"""One player's seat: its states, which replies are stale, and how ignored lines are counted."""
+"""One player's seat: its states, which replies are stale, how ignored lines are counted, and
+when a sign_on is answered."""
 
 from __future__ import annotations
 
+import chess
 import pytest
 from transitions import Machine, MachineError
 
+from serialref import records
 from serialref.errors import ProgrammingError
 from serialref.referee.session import (
     TRANSITIONS,
     IgnoredLines,
     PortSession,
     SessionState,
+    SignOnPace,
     reply_keys,
 )
 
@@ -192,3 +196,57 @@ def test_window_over_starts_a_new_window_only_when_it_is_over() -> None:
 def test_defaults_record_five_a_second() -> None:
     lines = IgnoredLines()
     assert sum(lines.admit(0.01 * n)[0] for n in range(50)) == 5
+
+
+# --- SignOnPace ---------------------------------------------------------------------------
+
+SIGN_ON = records.sign_on(chess.Board(), "Beta")
+
+
+def test_a_first_sign_on_is_answered_at_once_and_one_within_the_pause_is_held() -> None:
+    pace = SignOnPace(first=1.0, longest=60.0)
+    assert pace.hold(SIGN_ON, 10.0) is False
+    assert pace.due() is None
+    assert pace.hold(SIGN_ON, 10.2) is True
+    assert pace.due() == 11.0
+    assert pace.release(10.9) is None
+    assert pace.release(11.0) is SIGN_ON
+    assert pace.due() is None
+
+
+def test_sign_ons_that_keep_coming_are_answered_ever_more_rarely() -> None:
+    pace = SignOnPace(first=1.0, longest=8.0)
+    answered = []
+    now = 0.0
+    while now < 40.0:  # a sign_on every 10 ms, each answer as soon as it is due
+        if not pace.hold(SIGN_ON, now):
+            answered.append(now)
+        if pace.release(now) is not None:
+            answered.append(now)
+        now = round(now + 0.01, 2)
+    assert answered == [0.0, 1.0, 3.0, 7.0, 15.0, 23.0, 31.0, 39.0]
+
+
+def test_a_player_quiet_for_a_whole_longest_pause_starts_again_at_the_first() -> None:
+    pace = SignOnPace(first=1.0, longest=8.0)
+    pace.hold(SIGN_ON, 0.0)
+    pace.hold(SIGN_ON, 0.5)
+    assert pace.release(1.0) is SIGN_ON  # the next pause is 2 s, up to 3.0
+    assert pace.hold(SIGN_ON, 10.9) is False  # 7.9 s past the end of the pause
+    assert pace.hold(SIGN_ON, 11.0) is True
+    assert pace.due() == 10.9 + 4.0
+    pace.drop()
+    assert pace.hold(SIGN_ON, 40.0) is False  # 25 s past it: 1 s again
+    assert pace.hold(SIGN_ON, 40.5) is True
+    assert pace.due() == 41.0
+
+
+def test_a_seat_holds_a_sign_on_within_the_pause_and_ignores_one_while_unread() -> None:
+    session = PortSession("b", "Beta")
+    assert session.sign_on_waits(SIGN_ON, 1.0, unread=True) == ""  # not signed on yet
+    session.fire("sign_on_received")
+    assert session.sign_on_waits(SIGN_ON, 1.1, unread=True).startswith("ignored: ")
+    assert session.sign_on_waits(SIGN_ON, 1.2, unread=False).startswith("held: ")
+    assert session.sign_ons.due() == 2.0
+    session.note_left()
+    assert session.sign_ons.due() is None  # gone: nobody to answer

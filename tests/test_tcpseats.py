@@ -192,3 +192,14 @@ def test_a_player_that_does_not_read_holds_up_no_other_seat_on_its_address(
         closing.start()
         closing.join(WAIT)
         assert not closing.is_alive(), "the listener did not close"
+
+
+def test_a_name_in_another_alphabet_takes_its_seat_by_its_ascii_form() -> None:
+    muller = PlayerConfig("Müller", seat="listen://127.0.0.1:0")
+    tcp = TcpSeats([muller, PlayerConfig("Øster", seat="listen://127.0.0.1:0")])
+    with tcp.listening(), tcp.seat(muller) as path, ExitStack() as stack:
+        referee_end = os.open(path, os.O_RDWR | os.O_NOCTTY)
+        stack.callback(os.close, referee_end)
+        player = stack.enter_context(connect(tcp, muller))
+        player.sendall(sign_on("Müller"))  # as serialref client --name Müller sends it
+        assert b'tcsi "" "Muller";' in read_until(referee_end, b"\n")

@@ -31,7 +31,6 @@ from serialref.observers.sprt import SprtWatch
 from serialref.observers.systemd import SystemdStatusObserver
 from serialref.recorders.journal import JournalRecorder, set_aside
 from serialref.recorders.pgn import PgnRecorder
-from serialref.records import tag_value
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.resume import (
     MatchInJournal,
@@ -60,11 +59,13 @@ _TYPICAL_REPLY = 160  # bytes: a reply record with a move and some analysis
 def match_settings(config: MatchConfig) -> MatchSettings:
     """The referee's view of a configuration, whose values are already read and checked.
 
-    Operator text (names, event, site) reaches players, terminals and the PGN: it is
-    made a safe EPD string here, exactly as a player's sign-on name is.
+    Operator text (names, event, site) reaches the PGN, the standings and terminals as it
+    was configured, every letter of it (``Müller``), with only what could drive a
+    terminal made a ``?``; the players get its ASCII form on the line
+    (:func:`serialref.records.tag_value`).
     """
     start = config.start_positions
-    names = tuple(None if name is None else tag_value(name) for name in
+    names = tuple(None if name is None else _operator_text(name) for name in
                   (config.port_a.name, config.port_b.name))  # fmt: skip
     return MatchSettings(
         games=config.games,
@@ -72,8 +73,8 @@ def match_settings(config: MatchConfig) -> MatchSettings:
         openings=start.openings,
         openings_source=start.source,
         rules=config.variant,
-        event=tag_value(config.event),
-        site=tag_value(config.site),
+        event=_operator_text(config.event),
+        site=_operator_text(config.site),
         names=(names[0], names[1]),
         reset_delay=config.reset_delay,
         conclude_delay=config.conclude_delay,
@@ -81,6 +82,11 @@ def match_settings(config: MatchConfig) -> MatchSettings:
         rejoin_window=config.rejoin_window,
         flag_grace=max(_reply_in_transit(port) for port in (config.port_a, config.port_b)),
     )
+
+
+def _operator_text(text: str) -> str:
+    """``text`` with every character a terminal would act on (ESC, CR, ...) made a ``?``."""
+    return "".join(char if char.isprintable() else "?" for char in text)
 
 
 def _reply_in_transit(port: PortConfig) -> float:

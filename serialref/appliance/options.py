@@ -338,8 +338,9 @@ MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
     _port(
         "name", optional_text(metavar="NAME"), "",
         help="{player}'s name",
-        doc="The player's name for the PGN. Empty: the name the program sends at sign-on, "
-        'else "Player A"/"Player B".',
+        doc="The player's name for the PGN, as written (UTF-8, any alphabet; the players are "
+        "told its ASCII form, `Muller` for `Müller`). Empty: the name the program sends at "
+        'sign-on, else "Player A"/"Player B".',
         default_text="the name it signs on with", flags=_everywhere("--name-a", "--name-b"),
     ),
     MatchOption(

@@ -11,7 +11,7 @@ its own (``player``, ``engine`` and the ``serialref client`` settings), or a ``s
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from serialref.appliance.config import ErrorsFound, in_file, match_settings_conf
 from serialref.appliance.options import OVERRIDE_NAMES
 from serialref.errors import ConfigError
 from serialref.event.pairings import EventFormat, Pairing, pairings
+from serialref.records import tag_value
 from serialref.rules import find_rules
 from serialref.sprt import SprtTest, parse_sprt
 from serialref.wire.address import Address, parse_address
@@ -147,6 +148,8 @@ def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
     for index, raw in enumerate(raw_players):
         with found.checking():
             players.append(_player(index, raw))
+    with found.checking():
+        _seat_names_apart(players)
     fmt = EventFormat.ROUND_ROBIN
     with found.checking():
         fmt = _choice(document, "format", EventFormat, EventFormat.ROUND_ROBIN)
@@ -282,6 +285,25 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _seat_names_apart(players: Sequence[PlayerConfig]) -> None:
+    """A TCP seat is taken by the name a ``sign_on`` carries: the player's name in its ASCII
+    form (:func:`serialref.records.tag_value`). Each seat's must exist and be its own."""
+    seats: dict[str, int] = {}
+    for index, player in enumerate(players):
+        if player.listen is None:
+            continue
+        signs_on_as = tag_value(player.name)
+        if not signs_on_as.strip():
+            raise ConfigError(f"players[{index}].name", f"{player.name!r} has no ASCII form for "
+                              "a TCP seat's sign_on: add Latin letters or digits")  # fmt: skip
+        if signs_on_as in seats:
+            other = players[seats[signs_on_as]].name
+            raise ConfigError(f"players[{index}].name", f"{player.name!r} signs on as "
+                              f"{signs_on_as!r}, as {other!r} does: TCP seats need names that "
+                              "differ in ASCII")  # fmt: skip
+        seats[signs_on_as] = index
 
 
 def _text(raw: Mapping[str, Any], key: str, where: str) -> str | None:

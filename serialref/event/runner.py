@@ -43,7 +43,7 @@ from serialref.event.standings import Standings, standings
 from serialref.event.tcpseats import TcpSeats
 from serialref.events import MatchEnded
 from serialref.recorders.filemode import private_file
-from serialref.recorders.journal import read_journal
+from serialref.recorders.journal import cut_torn_tail, read_journal
 from serialref.referee.daemon import MatchBoard
 from serialref.referee.loop import RefereeLoop, stop_signals
 from serialref.sprt import decision_in
@@ -334,13 +334,11 @@ class EventRunner:
             return set()
         complete: set[int] = set()
         try:
+            # A last line without its newline was cut by a crash (perhaps inside a
+            # character): it goes, and that pairing's own journal tells where it stands.
+            cut_torn_tail(self.journal)
             text = self.journal.read_text(encoding="utf-8")
-            # A last line without its newline was cut by a crash: it goes, and that
-            # pairing's own journal tells where it stands.
-            kept = text[: text.rfind("\n") + 1]
-            if kept != text:
-                os.truncate(self.journal, len(kept.encode("utf-8")))
-            entries = [json.loads(line) for line in kept.splitlines() if line.strip()]
+            entries = [json.loads(line) for line in text.splitlines() if line.strip()]
         except (OSError, ValueError) as exc:
             raise SerialrefError(f"cannot read the event journal {self.journal}: {exc}") from exc
         if not entries or entries[0].get("identity") != identity:

@@ -1,7 +1,8 @@
 """The event's TCP seats: one listener per ``listen://`` address, a seat per player and board.
 
 A player connecting to a listener takes the seat its ``sign_on`` names (``tcsi``'s
-program name), if that player's board is being played now, if the connection comes
+program name: the player's name in its ASCII form on the line, ``Muller`` for
+``Müller``), if that player's board is being played now, if the connection comes
 from the player's ``address`` when the configuration binds it to one, and if its
 ``token`` operation carries the player's token when the configuration gives one. Any
 other connection is refused with a log line that says why; it never reaches a board.
@@ -91,7 +92,8 @@ class TcpSeats:
     def __init__(self, players: Sequence[PlayerConfig], *, record: Record | None = None) -> None:
         """``record`` keeps refusals (a few per window, then a count) where the event keeps
         its own record."""
-        self._players = {p.name: p for p in players if p.listen is not None}
+        # Keyed by the name as a sign_on carries it: its ASCII form (records.tag_value).
+        self._players = {records.tag_value(p.name): p for p in players if p.listen is not None}
         self._record = record
         self._listeners: dict[Address, SeatListener] = {}
         self._open: dict[str, int] = {}  # player -> its board's pty master

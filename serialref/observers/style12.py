@@ -44,6 +44,7 @@ from serialref.events import (
     SupervisorCommand,
 )
 from serialref.observers.feed import FeedServer
+from serialref.records import tag_value
 from serialref.rules import STANDARD, rules_of_tags
 from serialref.timecontrol import TimeControl
 from serialref.wire.address import Address
@@ -283,8 +284,9 @@ def _whole_seconds(seconds: float) -> int:
 
 
 def _name(text: str) -> str:
-    """A name as one Style 12 field: letters, digits and underscores only."""
-    return _NOT_A_NAME.sub("_", text).strip("_")[:20] or "Unknown"
+    """A name as one Style 12 field: letters, digits and underscores only, from the ASCII
+    form the players are told (``Muller`` for ``Müller``)."""
+    return _NOT_A_NAME.sub("_", tag_value(text)).strip("_")[:20] or "Unknown"
 
 
 def _one_line(text: str) -> str:

@@ -40,7 +40,6 @@ from serialref.events import (
     PlayerSignedOff,
     PlayerSignedOn,
     Recorder,
-    RecordSent,
     RefereeStalled,
 )
 from serialref.records import Refreq
@@ -190,7 +189,7 @@ class MatchReferee:
 
     def next_deadline(self) -> float | None:
         """When :meth:`on_timer` must run next, or None to wait for lines only."""
-        deadlines = [self._delay_until]
+        deadlines = [self._delay_until, *(s.sign_ons.due() for s in self.sessions.values())]
         if self.game is not None:
             deadlines.append(self.game.next_deadline())
         return min((d for d in deadlines if d is not None), default=None)
@@ -198,6 +197,10 @@ class MatchReferee:
     def on_timer(self) -> None:
         """Act on every deadline that has passed."""
         now = self._clock()
+        for port, session in self.sessions.items():
+            held = session.sign_ons.release(now)
+            if held is not None:
+                self._on_sign_on(port, held)
         if self.game is not None:
             self.game.on_timer(now)
         if (
@@ -221,9 +224,9 @@ class MatchReferee:
                 return
             session = self.sessions[port]
             if request is Refreq.SIGN_ON:
-                if session.signed_on and self._wire.waiting(port):
-                    # The answer to its last sign_on has not even been read: a flood.
-                    self.ignored(port, text, at, "sign_on while the last answer waits to be read")
+                waits = session.sign_on_waits(record, at, unread=self._wire.waiting(port))
+                if waits:
+                    self._publisher.repeated(port, text, at, waits)
                     return
                 self.received(port, text, at)
                 self._on_sign_on(port, record)
@@ -235,8 +238,7 @@ class MatchReferee:
                 self.received(port, text, at)
                 self._on_gone(port, "signed off", signed_off=True)
             else:
-                self.received(port, text, at)
-                self._on_player_fault(port, record, text)
+                self._on_player_fault(port, record, text, at)
 
     def on_malformed(self, port: str, reason: str, preview: str, at: float) -> None:
         """Line noise: logged and counted within limits, never acted on (PROTOCOL.md 1, 7)."""
@@ -244,6 +246,7 @@ class MatchReferee:
 
     def on_line_lost(self, port: str, reason: str) -> None:
         """The port's line went away; the game and the clocks go on."""
+        self.sessions[port].sign_ons.drop()  # a sign_on held from before is nobody's now
         if self.sessions[port].state in (SessionState.OFFLINE, SessionState.DISCONNECTED):
             return
         LOGGER.warning("port %s: line lost (%s)", port, reason)
@@ -287,16 +290,8 @@ class MatchReferee:
         except LineLostError as exc:
             LOGGER.warning("port %s: could not send (%s)", port, exc)
             return None
-        queued = left_at is None
-        self.publish(
-            RecordSent(
-                port=port,
-                text=text,
-                wall=self._wall(),
-                left_at=self._clock() if left_at is None else left_at,
-                queued=queued,
-            )
-        )
+        self._publisher.sent(port, text, self._clock() if left_at is None else left_at,
+                             queued=left_at is None)  # fmt: skip
         return left_at
 
     def transmission_time(self, port: str, nbytes: int) -> float:
@@ -355,14 +350,20 @@ class MatchReferee:
             return
         game.player_left(port, reason, signed_off=signed_off)
 
-    def _on_player_fault(self, port: str, record: EpdRecord, text: str) -> None:
+    def _on_player_fault(self, port: str, record: EpdRecord, text: str, at: float) -> None:
+        # 8.2.1: it ends the game in play; outside one a player can repeat it at will, and it
+        # is only recorded, within the limits of ignored lines (PROTOCOL.md 7).
+        game = self.game
+        if (game is None or not game.begun or game.ended) and not self._publisher.admits(port, at):
+            return
+        self.received(port, text, at)
         reason = " ".join(record.operand_texts("c0")) or "no reason given"
         LOGGER.error(
             "port %s: player %s reports a fault: %s", port, self.sessions[port].name, reason
         )
         self.publish(Infraction(port=port, reason=f"player fault: {reason}", text=text))
-        if self.game is not None:
-            self.game.player_fault(port, reason)
+        if game is not None:
+            game.player_fault(port, reason)
 
     def _on_reply(self, port: str, record: EpdRecord, text: str, at: float) -> None:
         if self.game is not None:

@@ -9,9 +9,10 @@ Lines the referee acts on are recorded one by one, each once the referee has act
 it: a reply's entry is written after the ``respond`` that relays its move has left, so
 the opponent's clock does not wait for the journal. The entry keeps its place all the
 same, because any other entry (the respond's own, first of all) writes it first. Lines
-it ignores (noise, stale or out-of-turn replies) are recorded a few per second per
-port, then counted (:class:`serialref.referee.session.IgnoredLines`), so a flood costs
-bounded space.
+it ignores (noise, stale or out-of-turn replies), and any other line a player can
+repeat at will and the referee only records (a fault outside a game, a ``sign_on``
+held by its pace), are recorded a few per second per port, then counted
+(:class:`serialref.referee.session.IgnoredLines`), so a flood costs bounded space.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from serialref.errors import RecorderError
-from serialref.events import LineReceived, LinesIgnored, MatchEvent, MatchListener, Recorder
+from serialref.events import (
+    LineReceived,
+    LinesIgnored,
+    MatchEvent,
+    MatchListener,
+    Recorder,
+    RecordSent,
+)
 from serialref.referee.session import IgnoredLines
 from serialref.referee.settings import PORTS
 
@@ -77,6 +85,12 @@ class Publisher:
                 self._failed(exc)
                 raise
 
+    def sent(self, port: str, text: str, left_at: float, *, queued: bool) -> None:
+        """Record a line sent to ``port``: it left at ``left_at``, or was ``queued`` then."""
+        self.publish(
+            RecordSent(port=port, text=text, wall=self._wall(), left_at=left_at, queued=queued)
+        )
+
     def received(self, port: str, text: str, at: float) -> None:
         """Record a line the referee acts on: held until :meth:`release_held`, or until
         any other event is published, whichever comes first."""
@@ -100,17 +114,18 @@ class Publisher:
 
     def ignored(self, port: str, text: str, at: float, reason: str) -> None:
         """Record a line the referee does not act on: a few per second, then a count."""
-        if self._admit(port, at):
-            LOGGER.warning("port %s: ignored: %s", port, reason)
-            self.publish(
-                LineReceived(
-                    port=port, text=text, wall=self._wall(), at=at, note=f"ignored: {reason}"
-                )
-            )
+        self.repeated(port, text, at, f"ignored: {reason}")
+
+    def repeated(self, port: str, text: str, at: float, note: str) -> None:
+        """Record a line the referee does not act on now, with ``note`` saying why: a few
+        per second, then a count."""
+        if self.admits(port, at):
+            LOGGER.warning("port %s: %s", port, note)
+            self.publish(LineReceived(port=port, text=text, wall=self._wall(), at=at, note=note))
 
     def malformed(self, port: str, reason: str, preview: str, at: float) -> None:
         """Record line noise (already escaped) within the same limits."""
-        if self._admit(port, at):
+        if self.admits(port, at):
             LOGGER.warning("port %s: ignored a malformed line (%s): %s", port, reason, preview)
             self.publish(
                 LineReceived(
@@ -123,7 +138,9 @@ class Publisher:
         for port in PORTS:
             self._report_left_out(port, self._ignored_lines[port].flush())
 
-    def _admit(self, port: str, at: float) -> bool:
+    def admits(self, port: str, at: float) -> bool:
+        """Whether one more line a player can repeat at will, arrived at ``at``, is recorded
+        one by one; if not, it is counted."""
         admitted, left_out = self._ignored_lines[port].admit(at)
         self._report_left_out(port, left_out)
         return admitted

@@ -17,16 +17,19 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 from typing import Any
 
 from transitions import Machine
 
+from serialref.epd.record import EpdRecord
 from serialref.errors import ProgrammingError
+from serialref.wire.backoff import Backoff
 from serialref.wire.ratelimit import BurstLimit
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["IgnoredLines", "PortSession", "SessionState"]
+__all__ = ["IgnoredLines", "PortSession", "SessionState", "SignOnPace"]
 
 
 class SessionState(enum.Enum):
@@ -116,6 +119,7 @@ class PortSession:
         self._answered: set[str] = set()
         self._answered_before: set[str] = set()
         self._game = 0
+        self.sign_ons = SignOnPace()
 
     def fire(self, trigger: str) -> None:
         """Fire a trigger; an impossible one is a referee bug, so it raises."""
@@ -166,11 +170,26 @@ class PortSession:
 
     def note_left(self) -> None:
         self._retire()
+        self.sign_ons.drop()
         self.fire("left")
 
     def note_disconnect(self) -> None:
         self._retire()
+        self.sign_ons.drop()
         self.fire("disconnect_sent")
+
+    def sign_on_waits(self, record: EpdRecord, at: float, *, unread: bool) -> str:
+        """Why a ``sign_on`` that arrived at ``at`` is not answered now; "" when it is.
+
+        ``unread``: records sent to this port wait for the player to read them.
+        """
+        if self.signed_on and unread:
+            # The answer to its last sign_on has not even been read: a flood.
+            return "ignored: sign_on while the last answer waits to be read"
+        if self.sign_ons.hold(record, at):
+            # Faster than a program restarts: answered once, when the pause is over.
+            return "held: sign_on within the pause after the last one answered"
+        return ""
 
     def is_stale(self, position: str) -> bool:
         """Whether ``position`` (four fields) is that of a ``respond`` no longer outstanding."""
@@ -182,9 +201,75 @@ class PortSession:
             self._outstanding = ()
 
 
+FIRST_SIGN_ON_PAUSE = 1.0
+"""Seconds after an answered ``sign_on`` during which the next one waits."""
+
+LONGEST_SIGN_ON_PAUSE = 60.0
+"""The pause doubles, while sign-ons keep coming, up to this many seconds."""
+
+
+class SignOnPace:
+    """When a port's next ``sign_on`` is answered: a restart gets its restore, a flood does not.
+
+    A ``sign_on`` in a game costs a whole restore (PROTOCOL.md 6: ``reset``, ``inform``,
+    one ``execute`` per move, each of them journaled). A player that really restarted is
+    owed one at once; a player that repeats ``sign_on`` faster than any program restarts
+    must not cost one each time (PROTOCOL.md 7: bounded space). So every answered
+    ``sign_on`` starts a pause, ``first`` seconds long and twice as long after each
+    ``sign_on`` answered at the end of one, up to ``longest``. A ``sign_on`` that arrives
+    within the pause is held, and the last one held is answered when the pause is over:
+    one restore for all of them, and a player that restarted in the pause is restored
+    all the same, without having to send ``sign_on`` again. A player that has been quiet
+    for a whole ``longest`` pause beyond the end of the last one starts again at ``first``.
+    """
+
+    def __init__(
+        self, first: float = FIRST_SIGN_ON_PAUSE, longest: float = LONGEST_SIGN_ON_PAUSE
+    ) -> None:
+        self._pauses = Backoff(first, longest)
+        self._longest = longest
+        self._answer_from = -math.inf
+        self._held: EpdRecord | None = None
+
+    def hold(self, record: EpdRecord, at: float) -> bool:
+        """Whether ``record``, a ``sign_on`` that arrived at ``at``, waits for the pause to end.
+
+        If it does not, it is answered now: its pause begins.
+        """
+        if at < self._answer_from:
+            self._held = record
+            return True
+        self._answered(at)
+        return False
+
+    def due(self) -> float | None:
+        """When the held ``sign_on`` is answered; None when none is held."""
+        return None if self._held is None else self._answer_from
+
+    def release(self, now: float) -> EpdRecord | None:
+        """The held ``sign_on`` once its pause is over (it is answered now), else None."""
+        if self._held is None or now < self._answer_from:
+            return None
+        record, self._held = self._held, None
+        self._answered(now)
+        return record
+
+    def drop(self) -> None:
+        """The player left after its held ``sign_on``: no one is there to answer."""
+        self._held = None
+
+    def _answered(self, at: float) -> None:
+        if at - self._answer_from >= self._longest:
+            self._pauses.reset()
+        self._answer_from = at + self._pauses.pause()
+
+
 class IgnoredLines(BurstLimit):
-    """How many ignored lines from one port are recorded: ``burst`` per ``window``, then a count.
+    """How many lines a player can repeat at will are recorded on one port: ``burst`` per
+    ``window``, then a count.
 
     Line noise and a hostile player can send thousands of lines a second; each one
-    recorded costs journal space and a log line (PROTOCOL.md 7: bounded space).
+    recorded costs journal space and a log line (PROTOCOL.md 7: bounded space). Lines
+    the referee ignores count here, and so do those it does nothing with but record:
+    a fault outside a game, a ``sign_on`` held by its :class:`SignOnPace`.
     """

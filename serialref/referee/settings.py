@@ -36,8 +36,9 @@ class OnInfraction(enum.StrEnum):
 class MatchSettings:
     """Everything the referee needs to know about the match.
 
-    Names, the event and the site are operator text that reaches the players, the
-    PGN and terminals: the assembly makes them safe EPD strings before they get here.
+    Names, the event and the site are operator text as it was configured (the
+    assembly makes only what could drive a terminal a ``?``): the PGN and the standings
+    show it as it is, and the records sent to the players carry its ASCII form.
     ``flag_grace`` is how long a flag timer waits for a reply still on the line.
     ``event_round`` is the round of an event this match is a pairing of: its games are
     then that round's sub-rounds in the PGN (``3.2``, as cutechess-cli writes them).

@@ -159,6 +159,31 @@ def test_a_match_with_sprt_stops_when_the_test_decides(tmp_path: Path) -> None:
     assert 2 <= len(games) < 40
 
 
+def test_names_in_other_alphabets_are_shown_as_written_once_per_player(tmp_path: Path) -> None:
+    # Müller plays from a TCP seat: its client signs on as Muller and the seat knows it.
+    config = tmp_path / "match.toml"
+    config.write_text(
+        'format = "match"\ngames = 2\ntc = "30+0.3"\nreset_delay = 0.05\n'
+        'conclude_delay = 0.05\ndirectory = "out"\n'
+        '\n[[players]]\nname = "Müller"\nplayer = "greedy"\nseed = 5\n'
+        'seat = "listen://127.0.0.1:0"\n'
+        '\n[[players]]\nname = "Øster"\nplayer = "random"\nseed = 6\n',
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "serialref", "event", "--config", str(config)],
+        capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+    stdout = done.stdout.decode("utf-8")
+    assert done.returncode == 0, stdout[-2000:] + done.stderr.decode("utf-8", "replace")
+    games = pgn_games(tmp_path / "out" / "event.pgn")
+    pairs = [(game["White"], game["Black"]) for game in games]
+    assert pairs == [("Müller", "Øster"), ("Øster", "Müller")]
+    assert set(printed_standings(stdout)) == {"Müller", "Øster"}
+    assert "?" not in stdout.rsplit(": complete; PGN ", maxsplit=1)[-1]
+    assert "Muller" not in stdout  # the ASCII form is the line's alone
+
+
 def test_a_stall_of_the_event_is_charged_to_no_one_on_every_board(tmp_path: Path) -> None:
     """SIGSTOP stops the one loop that referees every board: each board's journal says so."""
     socket_path = tmp_path / "ctl.sock"

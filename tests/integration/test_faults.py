@@ -26,7 +26,7 @@ from serialref import records
 from serialref.epd.operations import Operation
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.testing import Peer, null_modem
+from serialref.testing import Peer, null_modem, quiet_game
 
 RUN_TIMEOUT = 30.0
 
@@ -254,10 +254,15 @@ def test_a_player_that_floods_and_never_reads_stalls_neither_the_referee_nor_the
     referee: Referee,
 ) -> None:
     config = referee.directory / "match.toml"
-    config.write_text("[ports.b]\nwrite_timeout = 2.0\n")
-    process = referee.start("--tc", "3", "--config", str(config))
+    config.write_text("[ports.b]\nwrite_timeout = 1.0\n")
+    process = referee.start("--tc", "4", "--config", str(config))
     start_game(referee)
-    flood = (format_record(records.sign_on(chess.Board(), "Beta")) + "\r\n").encode("ascii")
+    board = chess.Board()
+    for ply, uci in enumerate(quiet_game(300)):  # a restore is more than a pty holds
+        mover, waiting = (referee.a, referee.b) if ply % 2 == 0 else (referee.b, referee.a)
+        move(mover, board, board.san(chess.Move.from_uci(uci)))
+        waiting.expect("respond")
+    flood = (format_record(records.sign_on(board, "Beta")) + "\r\n").encode("ascii")
 
     def send_flood() -> None:
         # Once the referee gives up on the line this write blocks, until the cable is closed.
@@ -272,9 +277,10 @@ def test_a_player_that_floods_and_never_reads_stalls_neither_the_referee_nor_the
     referee.b.close()
     flooder.join(5.0)
     (result,) = ended(referee)
-    (started,) = referee.entries("GameStarted")
+    last = referee.entries("MovePlayed")[-1]
     assert (result["result"], result["termination"]) == ("0-1", "time forfeit")
-    assert 3.0 <= float(result["wall"]) - float(started["wall"]) < 4.5
+    alpha_left = float(str(last["remaining"][0]))  # type: ignore[index]
+    assert alpha_left <= float(result["wall"]) - float(last["wall"]) < alpha_left + 1.0
     assert any("line lost" in str(entry["reason"]) for entry in referee.entries("PlayerSignedOff"))
 
 
@@ -454,6 +460,71 @@ def test_line_noise_is_recorded_a_few_times_a_second_then_counted(referee: Refer
     assert len(recorded) + counted == 10_000
     assert len(recorded) <= 5 * (elapsed + 1)
     assert referee.journal.stat().st_size < 50_000
+
+
+def test_faults_a_player_repeats_outside_a_game_are_recorded_a_few_a_second(
+    referee: Referee,
+) -> None:
+    process = referee.start("--tc", "60+1")
+    sign_on(referee.a, "Alpha")  # Beta stays away: no game runs
+    fault = format_record(records.player_fault(chess.Board(), "x" * 200)) + "\r\n"
+    log = referee.logs[process.pid]
+    log_before = log.stat().st_size
+    began = time.monotonic()
+    for _ in range(20):
+        referee.a.send_bytes(fault.encode("ascii") * 250)
+    sign_on(referee.a, "Alpha")  # a line to wait for: every fault before it has been read
+    elapsed = time.monotonic() - began
+    process.send_signal(signal.SIGTERM)
+    referee.a.expect("disconnect")
+    referee.finish(process, code=4)
+    recorded = len(referee.entries("Infraction"))
+    counted = sum(int(str(entry["count"])) for entry in referee.entries("LinesIgnored"))
+    assert 5000 <= recorded + counted <= 5001  # the sign_on waited for may be counted too
+    assert 1 <= recorded <= 5 * (elapsed + 1)
+    assert referee.journal.stat().st_size < 50_000
+    assert log.stat().st_size - log_before < 20_000
+
+
+def test_a_player_that_repeats_sign_on_is_not_restored_each_time(referee: Referee) -> None:
+    process = referee.start("--tc", "600+1")
+    start_game(referee)
+    board = chess.Board()
+    for ply, uci in enumerate(quiet_game(40)):
+        mover, waiting = (referee.a, referee.b) if ply % 2 == 0 else (referee.b, referee.a)
+        move(mover, board, board.san(chess.Move.from_uci(uci)))
+        waiting.expect("respond")
+    before = referee.journal.stat().st_size
+    log = referee.logs[process.pid]
+    log_before = log.stat().st_size
+    stop_reading = threading.Event()
+
+    def read_everything() -> None:  # Beta reads all it is sent: nothing waits on its line
+        while not stop_reading.is_set():
+            with suppress(TimeoutError):
+                referee.b.read_line(timeout=0.1)
+
+    reader = threading.Thread(target=read_everything, name="test-reader", daemon=True)
+    reader.start()
+    try:
+        sign_on_line = format_record(records.sign_on(board, "Beta")) + "\r\n"
+        began = time.monotonic()
+        while time.monotonic() - began < 1.5:
+            referee.b.send_bytes(sign_on_line.encode("ascii") * 20)
+        elapsed = time.monotonic() - began
+        resign(referee.a, board)
+        referee.finish(process)
+    finally:
+        stop_reading.set()
+        reader.join(5.0)
+    restores = [entry for entry in referee.entries("RecordSent")
+                if entry["port"] == "b" and "refcom reset" in str(entry["text"])]  # fmt: skip
+    assert 2 <= len(restores) <= 1 + 3  # the first game's reset, then at 0, 1 and 3 s
+    assert referee.journal.stat().st_size - before < 40_000 * elapsed
+    assert log.stat().st_size - log_before < 10_000
+    (game,) = referee.games()
+    assert (game.headers["Result"], game.headers["Termination"]) == ("0-1", "normal")
+    assert len(list(game.mainline_moves())) == 40
 
 
 # --- 9. a journal is continued only as the match it holds --------------------------------
