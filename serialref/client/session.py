@@ -11,13 +11,16 @@ the ``respond`` it answers: once a newer ``respond``, an ``execute``, ``conclude
 ``reset``, ``fault`` or ``disconnect`` has arrived, the output says ``stop`` (the search
 is no longer wanted) and a late answer to the old request is dropped, never sent.
 
-Clocks. The referee's ``cc`` gives the time consumed in whole seconds, rounded down,
-so near the flag it can be almost a second optimistic. The session therefore times
-its own moves as well, from the arrival of each ``respond`` to the answer, and counts
-the larger of the two; when it has not followed the game from its start (a restore),
-it assumes the worst the rounding allows. The budget handed to the player leaves out
-a safety margin (the line time of a respond and a reply at the port's rate, plus
-scheduling jitter), and ``ThinkRequest.deadline`` marks the same point in time.
+Clocks. The session sets both clocks from each record that carries them (spec 8:
+"the client should set the values of its internal clocks to the values specified"):
+from ``ccms``, the time consumed in milliseconds (PROTOCOL.md 2), or from ``cc`` in
+whole seconds when a referee sends no ``ccms``. It keeps no estimate of its own: the
+only time it measures is that of the move in hand, from the arrival of its
+``respond``. A restore's ``respond`` therefore sets the clocks as exactly as any other.
+The player's own time counts as the most the rounding allows (up to a second with
+``cc`` alone), and the budget handed to the player leaves out a safety
+margin (the line time of a respond and a reply at the port's rate, plus scheduling
+jitter); ``ThinkRequest.deadline`` marks the same point in time.
 
 Nothing the referee sends can stop the session except ``disconnect``: a record that
 cannot be parsed, is not a ``refcom``, or asks for something impossible is logged
@@ -38,7 +41,7 @@ import chess
 from serialref.client.following import FollowedGame
 from serialref.client.players import Decision, ThinkingBudget, ThinkRequest
 from serialref.client.replies import reply_in_finished_position, reply_to
-from serialref.client.respond import RespondLine, read_respond
+from serialref.client.respond import ReportedClocks, RespondLine, read_respond, reported_clocks
 from serialref.clock import side_index
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
@@ -54,7 +57,7 @@ from serialref.records import (
 from serialref.rules import rules_of_tags
 from serialref.timecontrol import TimeControl
 
-__all__ = ["CC_RESOLUTION", "SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
+__all__ = ["SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -70,9 +73,6 @@ machine at a load of 3: timers fire 0.13 ms late (median), 0.9 ms (p99), 4.7 ms 
 worst; GNU Chess answers ``?`` within 8 ms, Stockfish ``stop`` within 1 ms. The
 runner adds the line time of a respond and a reply on a real serial line.
 """
-
-CC_RESOLUTION = 1.0
-"""``cc`` is rounded down to whole seconds: the most it can understate the time used."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +132,10 @@ class PlayerSession:
         self._start_ply = 0
         self._tags: dict[str, str] = {}
         self._control: TimeControl | None = None
-        self._consumed: tuple[float, float] = (0.0, 0.0)
+        self._clocks = ReportedClocks()
         self._game: object = object()
         self._game_announced = False
         self._pending: ThinkRequest | None = None
-        self._move_started = 0.0
-        # Our own time used in this game as we measured it; None after a restore.
-        self._own_used: float | None = 0.0
 
     @property
     def finished(self) -> bool:
@@ -225,8 +222,6 @@ class PlayerSession:
             LOGGER.debug("dropped the answer to a request the referee no longer waits for")
             return SessionOutput()
         self._pending = None
-        if self._own_used is not None:
-            self._own_used += max(0.0, self._clock() - self._move_started)
         return self._answer(decision, request.draw_offered)
 
     def player_restarted(self, request: ThinkRequest) -> SessionOutput:
@@ -262,10 +257,9 @@ class PlayerSession:
         self._start_ply = _ply(board)
         self._tags = {}
         self._control = None
-        self._consumed = (0.0, 0.0)
+        self._clocks = ReportedClocks()
         self._game = object()
         self._game_announced = False
-        self._own_used = 0.0
         LOGGER.debug("new game from %s", board.fen())
         self._take_tags_and_clocks(record)
         return SessionOutput(stop=stop, new_game=self._game)
@@ -303,7 +297,7 @@ class PlayerSession:
         """The common ``respond``, read without the EPD reader; None for any other."""
         if not self._followed.follow_respond(respond):
             return None
-        self._consumed = (float(respond.consumed[0]), float(respond.consumed[1]))
+        self._clocks = respond.clocks
         return self._ask(at, draw_offered=respond.draw_offer, stop=self._abandon())
 
     def _ask(self, at: float, *, draw_offered: bool, stop: bool) -> SessionOutput:
@@ -313,7 +307,6 @@ class PlayerSession:
             # Spec 8 step 10: no move is produced when the client is mated or stalemated.
             LOGGER.warning("asked to move in a finished position: %s", board.fen())
             return SessionOutput(lines=(format_record(reply_in_finished_position(board)),))
-        self._move_started = at
         budget = self._budget()
         mine = budget.remaining[side_index(board.turn)]
         self._pending = ThinkRequest(
@@ -328,8 +321,6 @@ class PlayerSession:
 
     def _execute(self, record: EpdRecord, at: float) -> SessionOutput:
         stop = self._abandon()
-        # A replayed game: the time already used is known only from the rounded cc.
-        self._own_used = None
         self._followed.follow(record)
         return SessionOutput(stop=stop)
 
@@ -378,9 +369,9 @@ class PlayerSession:
         return abandoned
 
     def _take_tags_and_clocks(self, record: EpdRecord) -> None:
-        """Spec 8.1 and 8.1.5: ``cc`` and ``ptp`` count on whichever record carries them.
+        """Spec 8.1 and 8.1.5: the clocks and ``ptp`` count on whichever record carries them.
 
-        The strict parser has already checked both operations' operands.
+        The strict parser has already checked ``ptp`` and ``cc``.
         """
         if "ptp" in record:
             pairs = record.tag_pairs("ptp")
@@ -388,15 +379,15 @@ class PlayerSession:
             if any(name == "TimeControl" for name, _ in pairs):
                 self._control = _time_control(self._tags["TimeControl"])
             LOGGER.debug("tags: %s", escape(str(self._tags)))
-        if "cc" in record:
-            self._consumed = record.clock_pair("cc")
+        clocks = reported_clocks(record)
+        if clocks is not None:
+            self._clocks = clocks
 
     def _budget(self) -> ThinkingBudget:
-        """The clocks for the side to move, with its own time as the session sees it.
+        """The clocks for the side to move (this player), from the referee's last report.
 
-        The side to move is this player. Its time used is the larger of ``cc`` and the
-        session's own timing (``cc`` plus its rounding when there is none), plus the
-        safety margin, so the player's clock ends where the deadline is.
+        The player's time used is the most the report allows, plus the safety margin,
+        so the player's clock ends where the deadline is.
         """
         board = self._followed.board
         plies = max(0, _ply(board) - self._start_ply)
@@ -408,10 +399,8 @@ class PlayerSession:
             else (second_mover_moves, first_mover_moves)
         )
         mine = side_index(board.turn)
-        reported = self._consumed[mine]
-        used = reported + CC_RESOLUTION if self._own_used is None else max(reported, self._own_used)
-        consumed = list(self._consumed)
-        consumed[mine] = used + self._safety_margin
+        consumed = [value / 1000 for value in self._clocks.consumed_ms]
+        consumed[mine] = self._clocks.most_consumed(mine) + self._safety_margin
         return ThinkingBudget.from_clocks(
             self._control,
             consumed=(consumed[0], consumed[1]),
