@@ -54,7 +54,7 @@ class Player(GreedyPlayer):
 @contextmanager
 def client(path: str, peer: Peer, player: Player, **options: object) -> Iterator[ClientThread]:
     """The runner on ``path``; whatever the test does, it is disconnected and joined."""
-    thread = ClientThread(lambda: run_client(path, player, **options))  # type: ignore[arg-type]
+    thread = ClientThread(lambda: run_client(path, player, once=True, **options))  # type: ignore[arg-type]
     thread.start()
     try:
         yield thread

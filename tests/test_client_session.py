@@ -479,14 +479,60 @@ def test_referee_fault_is_shown_loudly_and_the_player_signs_on_again(
     assert any("journal disk full" in entry.getMessage() for entry in errors)
 
 
-def test_conclude_then_disconnect_finishes() -> None:
-    session = started(ScriptedPlayer())
+def test_conclude_then_disconnect_finishes_a_session_that_plays_once() -> None:
+    session = PlayerSession("Scripted", clock=FakeClock(), once=True)
+    session.sign_on()
+    session.line_received(line(records.reset(chess.Board())))
     assert session.line_received(line(records.conclude(chess.Board(), (1, 2)))) == SessionOutput()
     assert not session.finished
     output = session.line_received(line(records.disconnect(chess.Board())))
     assert output == SessionOutput(finished=True)
     assert session.finished
     assert session.next_deadline() is None
+
+
+def test_after_disconnect_the_session_stays_and_signs_on_every_5_s(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = FakeClock()
+    session = PlayerSession("Scripted", port="/dev/ttyUSB0", clock=clock)
+    session.sign_on()
+    with caplog.at_level(logging.INFO, logger="serialref.client.session"):
+        session.line_received(line(records.reset(chess.Board())))
+        output = session.line_received(line(records.disconnect(chess.Board())))
+        assert output == SessionOutput() and not session.finished
+        # The referee has closed its end, or is about to: nothing is sent at once.
+        assert session.next_deadline() == clock.now + SIGN_ON_RETRY
+        signs = []
+        for _ in range(3):
+            clock.now += SIGN_ON_RETRY
+            signs.append(only_record(session.deadline_passed()).operand_texts("refreq"))
+        assert signs == [("sign_on",)] * 3
+        session.line_received(line(records.reset(chess.Board())))
+    assert session.next_deadline() is None
+    said = [entry.getMessage() for entry in caplog.records if entry.levelno >= logging.INFO]
+    assert said == [
+        "the referee answered on /dev/ttyUSB0: signed on as Scripted",
+        "the referee disconnected: staying on /dev/ttyUSB0 for its next match, "
+        "signing on every 5 s",
+        "the referee answered on /dev/ttyUSB0: signed on as Scripted",
+    ]
+
+
+def test_waiting_for_a_referee_is_said_once(caplog: pytest.LogCaptureFixture) -> None:
+    clock = FakeClock()
+    session = PlayerSession("Scripted", port="/dev/ttyUSB0", clock=clock)
+    with caplog.at_level(logging.INFO, logger="serialref.client.session"):
+        session.sign_on()
+        for _ in range(4):
+            clock.now += SIGN_ON_RETRY
+            session.deadline_passed()
+        session.line_received(line(records.reset(chess.Board())))
+    said = [entry.getMessage() for entry in caplog.records if entry.levelno >= logging.INFO]
+    assert said == [
+        "no referee on /dev/ttyUSB0 yet: signing on every 5 s",
+        "the referee answered on /dev/ttyUSB0: signed on as Scripted",
+    ]
 
 
 def test_sign_on_is_repeated_until_a_reset_arrives() -> None:
@@ -557,21 +603,19 @@ E4 = Decision(chess.Move.from_uci("e2e4"))
 
 
 @pytest.mark.parametrize(
-    ("record", "finished"),
+    "record",
     [
-        (records.conclude(chess.Board(), (0, 0)), False),
-        (records.reset(chess.Board()), False),
-        (records.execute(chess.Board(), chess.Move.from_uci("e2e4")), False),
-        (records.disconnect(chess.Board()), True),
+        records.conclude(chess.Board(), (0, 0)),
+        records.reset(chess.Board()),
+        records.execute(chess.Board(), chess.Move.from_uci("e2e4")),
+        records.disconnect(chess.Board()),
     ],
 )
-def test_an_answer_after_the_referee_moved_on_is_never_sent(
-    record: EpdRecord, finished: bool
-) -> None:
+def test_an_answer_after_the_referee_moved_on_is_never_sent(record: EpdRecord) -> None:
     game, request = pending_game()
     output = game.session.line_received(line(record))
     assert output.stop
-    assert output.finished is finished
+    assert not output.finished
     assert game.session.pending is None
     assert game.session.decision_made(request, E4) == SessionOutput()
     assert game.session.board.move_stack == [chess.Move.from_uci("e2e4")] * (

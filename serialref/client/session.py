@@ -22,9 +22,15 @@ The player's own time counts as the most the rounding allows (up to a second wit
 margin (the line time of a respond and a reply at the port's rate, plus scheduling
 jitter); ``ThinkRequest.deadline`` marks the same point in time.
 
-Nothing the referee sends can stop the session except ``disconnect``: a record that
-cannot be parsed, is not a ``refcom``, or asks for something impossible is logged
-with the reason and otherwise ignored, as the wire profile asks of the referee too.
+A player that stays. After ``disconnect`` the session keeps its line and signs on
+every :data:`SIGN_ON_RETRY` seconds until a ``reset`` comes (PROTOCOL.md 4): the next
+pairing of an event, or a referee started again after an orderly stop, finds it
+there. With ``once`` the session is finished at ``disconnect`` instead.
+
+Nothing the referee sends can stop the session except ``disconnect`` with ``once``: a
+record that cannot be parsed, is not a ``refcom``, or asks for something impossible is
+logged with the reason and otherwise ignored, as the wire profile asks of the referee
+too.
 """
 
 from __future__ import annotations
@@ -82,7 +88,7 @@ class SessionOutput:
     ``stop``: the search in progress answers a request that is no longer wanted;
     ``lines``: send them; ``new_game``: a game begins (its ``ThinkRequest.game``), the
     player may get ready for it; ``think``: let the player think on this request;
-    ``finished``: the referee sent ``disconnect``.
+    ``finished``: the referee sent ``disconnect`` to a session that plays ``once``.
     """
 
     lines: tuple[str, ...] = ()
@@ -105,6 +111,8 @@ class PlayerSession:
         self,
         name: str,
         *,
+        port: str = "the line",
+        once: bool = False,
         clock: Callable[[], float] = time.monotonic,
         claim_draws: bool = True,
         sign_on_retry: float = SIGN_ON_RETRY,
@@ -113,13 +121,17 @@ class PlayerSession:
     ) -> None:
         """``name`` goes into ``tcsi``; ``clock`` is the one line arrival times come from.
 
-        ``token`` goes into the ``sign_on`` for a TCP seat that requires one.
+        ``port`` names the line in what the session logs. ``once``: the session is
+        finished at ``disconnect`` rather than staying for the next match. ``token``
+        goes into the ``sign_on`` for a TCP seat that requires one.
 
         ``claim_draws`` adds ``draw_claim`` to any move that makes a threefold
         repetition or the fifty-move rule claimable, so no drawn game drags on to
         the fivefold or seventy-five-move rules.
         """
         self._name = name
+        self._port = port
+        self._once = once
         self._token = token
         self._clock = clock
         self._claim_draws = claim_draws
@@ -127,6 +139,8 @@ class PlayerSession:
         self._safety_margin = safety_margin
         self._sign_on_due: float | None = None
         self._signed_on = False
+        # Whether the log already says the session is waiting for a referee.
+        self._waiting_told = False
         self._finished = False
         self._followed = FollowedGame()
         self._start_ply = 0
@@ -139,7 +153,7 @@ class PlayerSession:
 
     @property
     def finished(self) -> bool:
-        """True once the referee sent ``disconnect``."""
+        """True once the referee sent ``disconnect`` to a session that plays ``once``."""
         return self._finished
 
     @property
@@ -182,7 +196,15 @@ class PlayerSession:
         """
         if self._sign_on_due is None or self._clock() < self._sign_on_due:
             return SessionOutput()
-        LOGGER.info("no reset within %.0f s of sign_on: signing on again", self._sign_on_retry)
+        if self._waiting_told:
+            LOGGER.debug("no reset within %.0f s of sign_on: signing on again", self._sign_on_retry)
+        else:
+            self._waiting_told = True
+            LOGGER.info(
+                "no referee on %s yet: signing on every %.0f s",
+                escape(self._port),
+                self._sign_on_retry,
+            )
         return self.sign_on()
 
     def line_received(self, text: str, at: float | None = None) -> SessionOutput:
@@ -248,7 +270,12 @@ class PlayerSession:
         self._sign_on_due = None
         if not self._signed_on:
             self._signed_on = True
-            LOGGER.info("signed on to the referee as %s", escape(self._name))
+            self._waiting_told = False
+            LOGGER.info(
+                "the referee answered on %s: signed on as %s",
+                escape(self._port),
+                escape(self._name),
+            )
         stop = self._abandon()
         # A new game even when its position is not usable yet: a variant's position is
         # read once inform names the variant (and an unusable one is not followed).
@@ -344,10 +371,22 @@ class PlayerSession:
         return self.sign_on()
 
     def _disconnect(self, record: EpdRecord, at: float) -> SessionOutput:
-        LOGGER.info("the referee disconnected")
-        self._finished = True
-        self._sign_on_due = None
-        return SessionOutput(stop=self._abandon(), finished=True)
+        stop = self._abandon()
+        self._signed_on = False
+        if self._once:
+            LOGGER.info("the referee disconnected")
+            self._finished = True
+            self._sign_on_due = None
+            return SessionOutput(stop=stop, finished=True)
+        # The referee has closed its end or is about to: the first sign_on waits a while.
+        self._sign_on_due = self._clock() + self._sign_on_retry
+        self._waiting_told = True
+        LOGGER.info(
+            "the referee disconnected: staying on %s for its next match, signing on every %.0f s",
+            escape(self._port),
+            self._sign_on_retry,
+        )
+        return SessionOutput(stop=stop)
 
     _HANDLERS: ClassVar[
         Mapping[Refcom, Callable[[PlayerSession, EpdRecord, float], SessionOutput]]

@@ -40,7 +40,7 @@ def client_on(port: str, peer: Peer | None = None, **options: object) -> Iterato
     options.setdefault("name", "Tester")
 
     def run() -> int:
-        return run_client(port, RandomPlayer(1), **options)  # type: ignore[arg-type]
+        return run_client(port, RandomPlayer(1), once=True, **options)  # type: ignore[arg-type]
 
     client = ClientThread(run)
     client.start()
@@ -144,7 +144,7 @@ def test_a_lost_line_is_reopened_and_the_client_signs_on_again() -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         server.settimeout(TIMEOUT)
         url = f"socket://127.0.0.1:{server.getsockname()[1]}"
-        client = ClientThread(lambda: run_client(url, RandomPlayer(1), name="Tester"))
+        client = ClientThread(lambda: run_client(url, RandomPlayer(1), name="Tester", once=True))
         client.start()
         try:
             connection, _ = server.accept()
@@ -205,7 +205,7 @@ def test_sigterm_makes_the_client_sign_off(null_modem: tuple[str, Peer]) -> None
 def test_factory_players_run_a_whole_exchange(null_modem: tuple[str, Peer]) -> None:
     path, peer = null_modem
     player = make_builtin_player("greedy", 3)
-    client = ClientThread(lambda: run_client(path, player))
+    client = ClientThread(lambda: run_client(path, player, once=True))
     client.start()
     try:
         assert read_request(peer).operand_texts("tcsi") == ("", "serialref greedy")
@@ -233,7 +233,7 @@ class EngineClient:
         engine = shlex.join(
             [sys.executable, str(ENGINES / "fake_uci.py"), behaviour, "cp 0", str(self.engine_log)]
         )
-        command = ["client", port, "--engine", engine, "--log", str(self.client_log)]
+        command = ["client", port, "--engine", engine, "--once", "--log", str(self.client_log)]
         self.process = subprocess.Popen(
             [sys.executable, "-m", "serialref", *command],
             stdin=subprocess.DEVNULL,
@@ -405,7 +405,7 @@ def test_a_fractional_time_control_end_to_end(tmp_path: Path) -> None:
         players = [
             subprocess.Popen(
                 [sys.executable, "-m", "serialref", "client", path, "--player", kind,
-                 "--seed", "5", "--log-level", "info", "--log", str(log)],
+                 "--seed", "5", "--once", "--log-level", "info", "--log", str(log)],
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
             )
@@ -448,7 +448,7 @@ def test_a_player_that_breaks_is_reported_as_a_fault(
             raise RuntimeError("a bug")
 
     path, peer = null_modem
-    client = ClientThread(lambda: run_client(path, Broken(1), name="Tester"))
+    client = ClientThread(lambda: run_client(path, Broken(1), name="Tester", once=True))
     client.start()
     try:
         read_request(peer)
