@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from serialref.epd.clockvalue import parse_clock
 from serialref.epd.record import EpdRecord
@@ -38,14 +39,13 @@ _RESPOND = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ReportedClocks:
+class ReportedClocks(NamedTuple):
     """The time each side has consumed as the referee reported it, and how exactly.
 
     ``consumed_ms`` is (White, Black) in whole milliseconds. ``rounding_ms`` is the
     most the report can understate a side's time: none worth counting for ``ccms``
     (less than a millisecond, well inside the safety margin), up to a second for a
-    referee that sends ``cc`` alone.
+    referee that sends ``cc`` alone. A tuple, because one is made for every move.
     """
 
     consumed_ms: tuple[int, int] = (0, 0)
@@ -99,13 +99,13 @@ def read_respond(text: str) -> RespondLine | None:
         seconds = (parse_clock(match["white"]), parse_clock(match["black"]))
     except RecordError:
         return None
-    if match["white_ms"] is None:
+    white_ms = match["white_ms"]
+    if white_ms is None:
         clocks = ReportedClocks.from_cc(seconds)
     else:
-        milliseconds = (int(match["white_ms"]), int(match["black_ms"]))
-        if not all(value in CONSUMED_MS for value in milliseconds):
+        clocks = ReportedClocks((int(white_ms), int(match["black_ms"])))
+        if max(clocks.consumed_ms) >= CONSUMED_MS.stop:
             return None
-        clocks = ReportedClocks(milliseconds)
     return RespondLine(
         position=match["position"],
         clocks=clocks,
