@@ -180,6 +180,8 @@ def run_match(
         sampler.start()
         _await_referee(referee, clients)
         for client in clients:
+            # This tree's client stays on its line for the next match: it is asked to leave.
+            client.process.terminate()
             client.process.wait(timeout=60)
         sampler.join()
     return Match(journal, clients, referee.returncode, crossing)

@@ -317,7 +317,7 @@ def run_serialref(
                 client_log = stack.enter_context((workdir / f"client-{index}.log").open("wb"))
                 clients.append(subprocess.Popen(
                     [*serialref(f"client-{index}"), "client", end, "--engine", shlex.join(engine),
-                     "--log-level", "warning"],
+                     "--once", "--log-level", "warning"],
                     cwd=workdir, stdin=subprocess.DEVNULL, stdout=client_log, stderr=client_log,
                 ))  # fmt: skip
                 watcher.watch(clients[-1].pid)

@@ -5,7 +5,7 @@ a reading of the caller's monotonic clock in seconds. Nothing here reads a clock
 sleeps, so the referee can inject its clock and tests can drive time by hand.
 
 Sides are indexed 0 for White and 1 for Black wherever a pair of values appears
-(``consumed``, ``moves_made``, snapshots, ``cc_seconds``). ``chess.WHITE`` is
+(``consumed``, ``moves_made``, snapshots, ``consumed_ms``). ``chess.WHITE`` is
 ``True == 1``, so ``pair[chess.WHITE]`` would pick Black's value: use
 :func:`side_index` instead of indexing with a colour.
 """
@@ -257,15 +257,16 @@ class ChessClock:
             return at >= deadline
         return self.remaining(self._mover, at) <= 0
 
-    def cc_seconds(self, at: float | None = None) -> tuple[int, int]:
-        """(White, Black) time consumed in whole seconds, rounded down, for EPD ``cc``.
+    def consumed_ms(self, at: float | None = None) -> tuple[int, int]:
+        """(White, Black) time consumed in whole milliseconds, rounded down: EPD ``ccms``.
 
-        The EPD clock basetype has no resolution below one second (spec 6.6), and a
-        second not yet fully used has not been consumed.
+        ``cc`` is the same pair in whole seconds (spec 6.6), the milliseconds divided by
+        1000, so the two never disagree about a second. A millisecond not yet fully
+        used has not been consumed, as a second has not for ``cc``.
         """
         return (
-            math.floor(self.consumed(chess.WHITE, at) + _ROUNDING_SLACK),
-            math.floor(self.consumed(chess.BLACK, at) + _ROUNDING_SLACK),
+            math.floor((self.consumed(chess.WHITE, at) + _ROUNDING_SLACK) * 1000),
+            math.floor((self.consumed(chess.BLACK, at) + _ROUNDING_SLACK) * 1000),
         )
 
     def moves_made(self, side: chess.Color) -> int:

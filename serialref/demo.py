@@ -89,7 +89,7 @@ def run_demo(
             _say(console, f"starting the players, {kinds}, as serialref client processes")
             for cable, (kind, seed), log in zip(cables, _PLAYERS, logs, strict=True):
                 command = [sys.executable, "-m", "serialref", "client", cable.path_b,
-                           "--player", kind, "--seed", str(seed), "--pace", _PACE_MS,
+                           "--player", kind, "--seed", str(seed), "--pace", _PACE_MS, "--once",
                            "--log", str(log), "--log-level", "warning"]  # fmt: skip
                 players.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
             _say(console, "waiting for both players to sign on")

@@ -16,17 +16,19 @@ from typing import TypeVar
 
 import chess
 
-from serialref.epd.clockvalue import clock_text
+from serialref.epd.clockvalue import MAX_CLOCK_SECONDS, clock_text
 from serialref.epd.operations import Operand, Operation
 from serialref.epd.record import CheckCountingRecord, EpdRecord
 from serialref.epd.writer import format_record
 from serialref.errors import UnexpectedRecordError
 
 __all__ = [
+    "CONSUMED_MS",
     "ROSTER",
     "Refcom",
     "Refreq",
     "conclude",
+    "consumed_ms",
     "disconnect",
     "execute",
     "fault",
@@ -135,8 +137,30 @@ def _check_counting_record(
     return CheckCountingRecord(placement, active, castling, en_passant, plain.operations, checks)
 
 
-def _clock_operation(consumed: tuple[int, int]) -> Operation:
-    return Operation("cc", (Operand(clock_text(consumed[0])), Operand(clock_text(consumed[1]))))
+def _clock_operations(consumed_ms: tuple[int, int]) -> tuple[Operation, Operation]:
+    """``cc`` in whole seconds (spec 6.6) and ``ccms`` in milliseconds (PROTOCOL.md 2).
+
+    Both come from the one pair of milliseconds, so ``cc`` is always ``ccms`` rounded
+    down to the second.
+    """
+    white, black = consumed_ms
+    return (
+        Operation("cc", (Operand(clock_text(white // 1000)), Operand(clock_text(black // 1000)))),
+        Operation("ccms", (Operand(str(white)), Operand(str(black)))),
+    )
+
+
+CONSUMED_MS = range(0, (MAX_CLOCK_SECONDS + 1) * 1000)
+"""What ``ccms`` can say: no more than the largest clock value of ``cc``."""
+
+
+def consumed_ms(record: EpdRecord) -> tuple[int, int]:
+    """A referee record's ``ccms``: (White, Black) milliseconds consumed (PROTOCOL.md 2).
+
+    Raises :class:`~serialref.errors.RecordError` when the record has none, or when it
+    is not two whole numbers of milliseconds.
+    """
+    return record.integer_pair("ccms", CONSUMED_MS)
 
 
 def reset(position: Position) -> EpdRecord:
@@ -177,17 +201,18 @@ def inform(position: Position, tags: Iterable[tuple[str, str]]) -> EpdRecord:
 
 def respond(
     before: Position,
-    consumed: tuple[int, int],
+    consumed_ms: tuple[int, int],
     san: str | None,
     *,
     draw_offer: bool = False,
 ) -> EpdRecord:
     """``refcom respond``: the position before the opponent's move, that move and the clocks.
 
-    For the first move of a game (or after a restore) there is no ``sm``: the
-    position is the current one.
+    ``consumed_ms`` is the time each side has consumed, in whole milliseconds (``cc``
+    and ``ccms``). For the first move of a game (or after a restore) there is no
+    ``sm``: the position is the current one.
     """
-    operations = [_clock_operation(consumed)]
+    operations = list(_clock_operations(consumed_ms))
     if san is not None:
         operations.append(Operation("sm", (Operand(san),)))
         if draw_offer:
@@ -197,7 +222,7 @@ def respond(
 
 def respond_line(
     before: str,
-    consumed: tuple[int, int],
+    consumed_ms: tuple[int, int],
     san: str | None,
     *,
     draw_offer: bool = False,
@@ -205,20 +230,22 @@ def respond_line(
     """:func:`respond`'s normalised line (spec 7.1), for a FEN ``before`` of our own board.
 
     A ``respond`` goes out on every move, so its line is written directly: its
-    operations are a known few (``cc``, ``draw_offer``, ``fmvn``, ``hmvc``, ``refcom``,
-    ``sm``, in that ASCII order) whose operands are clock values, numbers and a SAN,
-    which need no quoting. A check counting variant's position takes the record's way.
+    operations are a known few (``cc``, ``ccms``, ``draw_offer``, ``fmvn``, ``hmvc``,
+    ``refcom``, ``sm``, in that ASCII order) whose operands are clock values, numbers
+    and a SAN, which need no quoting. A check counting variant's position takes the
+    record's way.
     """
     fields = before.split(" ")
     if len(fields) != 6:
-        return format_record(respond(before, consumed, san, draw_offer=draw_offer))
+        return format_record(respond(before, consumed_ms, san, draw_offer=draw_offer))
     placement, active, castling, en_passant, halfmove, fullmove = fields
+    white, black = consumed_ms
     offer = " draw_offer;" if draw_offer and san is not None else ""
     move = "" if san is None else f" sm {san};"
     return (
         f"{placement} {active} {castling} {en_passant}"
-        f" cc {clock_text(consumed[0])} {clock_text(consumed[1])};{offer}"
-        f" fmvn {fullmove}; hmvc {halfmove}; refcom respond;{move}"
+        f" cc {clock_text(white // 1000)} {clock_text(black // 1000)}; ccms {white} {black};"
+        f"{offer} fmvn {fullmove}; hmvc {halfmove}; refcom respond;{move}"
     )
 
 
@@ -229,9 +256,9 @@ def execute(board_before: chess.Board, move: chess.Move) -> EpdRecord:
     )
 
 
-def conclude(position: Position, consumed: tuple[int, int]) -> EpdRecord:
-    """``refcom conclude`` with the final position and the final clocks."""
-    return _record(Refcom.CONCLUDE, position, _clock_operation(consumed))
+def conclude(position: Position, consumed_ms: tuple[int, int]) -> EpdRecord:
+    """``refcom conclude`` with the final position and the final clocks (``cc``, ``ccms``)."""
+    return _record(Refcom.CONCLUDE, position, *_clock_operations(consumed_ms))
 
 
 def fault(position: Position, reason: str) -> EpdRecord:

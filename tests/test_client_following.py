@@ -22,7 +22,7 @@ def played(*sans: str) -> FollowedGame:
 
 
 def respond_text(before: chess.Board, san: str | None) -> str:
-    return format_record(records.respond(before, (1, 2), san))
+    return format_record(records.respond(before, (1_000, 2_000), san))
 
 
 def test_the_position_fields_are_the_referees_and_follow_each_move() -> None:

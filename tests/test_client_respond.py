@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from serialref import records
-from serialref.client.respond import RespondLine, read_respond
+from serialref.client.respond import ReportedClocks, RespondLine, read_respond, reported_clocks
 from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
 
@@ -26,7 +26,7 @@ def responds(draw: st.DrawFn) -> tuple[chess.Board, tuple[int, int], str | None,
         board.push(draw(st.sampled_from(moves)))
     moves = sorted(board.legal_moves, key=chess.Move.uci)
     san = board.san(draw(st.sampled_from(moves))) if moves and draw(st.booleans()) else None
-    consumed = (draw(st.integers(0, 10**6)), draw(st.integers(0, 10**6)))
+    consumed = (draw(st.integers(0, 10**9)), draw(st.integers(0, 10**9)))
     return board, consumed, san, draw(st.booleans())
 
 
@@ -39,11 +39,24 @@ def test_the_referees_respond_reads_as_the_epd_reader_reads_it(
     record = parse_record(text)
     assert read_respond(text) == RespondLine(
         position=record.position,
-        consumed=record.clock_pair("cc"),
+        clocks=ReportedClocks(records.consumed_ms(record)),
         fullmove=record.integer("fmvn"),
         halfmove=record.integer("hmvc"),
         san=None if san is None else record.operand_texts("sm")[0],
         draw_offer="draw_offer" in record,
+    )
+
+
+@given(responds())
+def test_a_respond_without_ccms_reads_as_the_epd_reader_reads_it(
+    case: tuple[chess.Board, tuple[int, int], str | None, bool],
+) -> None:
+    board, consumed, san, offer = case
+    record = records.respond(board, consumed, san, draw_offer=offer).without("ccms")
+    respond = read_respond(format_record(record))
+    assert respond is not None
+    assert respond.clocks == reported_clocks(record) == ReportedClocks.from_cc(
+        (consumed[0] // 1000, consumed[1] // 1000)
     )
 
 
@@ -59,6 +72,11 @@ def test_the_referees_respond_reads_as_the_epd_reader_reads_it(
         # a clock the EPD reader refuses: the reader says why
         f"{START} cc 000:00:99:00 000:00:00:00; fmvn 1; hmvc 0; refcom respond;",
         f"{START} cc 000:00:00:00 000:00:00:00; fmvn 0; hmvc 0; refcom respond;",
+        # a ccms beyond any clock, or written otherwise
+        f"{START} cc 000:00:00:00 000:00:00:00; ccms 0 999999999999; fmvn 1; hmvc 0; "
+        "refcom respond;",
+        f"{START} cc 000:00:00:00 000:00:00:00; ccms 0 +5; fmvn 1; hmvc 0; refcom respond;",
+        f"{START} ccms 0 0; cc 000:00:00:00 000:00:00:00; fmvn 1; hmvc 0; refcom respond;",
     ],
 )
 def test_anything_but_the_referees_own_form_is_left_to_the_epd_reader(text: str) -> None:

@@ -54,7 +54,7 @@ class Player(GreedyPlayer):
 @contextmanager
 def client(path: str, peer: Peer, player: Player, **options: object) -> Iterator[ClientThread]:
     """The runner on ``path``; whatever the test does, it is disconnected and joined."""
-    thread = ClientThread(lambda: run_client(path, player, **options))  # type: ignore[arg-type]
+    thread = ClientThread(lambda: run_client(path, player, once=True, **options))  # type: ignore[arg-type]
     thread.start()
     try:
         yield thread
@@ -109,7 +109,7 @@ def test_a_respond_is_answered_from_its_position_and_disconnect_ends_it(
 
         before = board.copy()
         board.push_san("Kf7")
-        peer.send_line(line(records.respond(before, (1, 1), "Kf7")))
+        peer.send_line(line(records.respond(before, (1_000, 1_000), "Kf7")))
         kind, reply = request(peer)
         assert kind is Refreq.REPLY
         assert reply.position == EpdRecord.from_board(board).position
@@ -119,7 +119,7 @@ def test_a_respond_is_answered_from_its_position_and_disconnect_ends_it(
             board.fen(),
         ]
 
-        peer.send_line(line(records.conclude(board, (2, 2))))
+        peer.send_line(line(records.conclude(board, (2_000, 2_000))))
         peer.send_line(line(records.disconnect(board)))
         assert running.result() == EXIT_DISCONNECTED == 0
     assert player.calls == ["start", "close"]

@@ -12,13 +12,7 @@ import pytest
 
 from serialref import records
 from serialref.client.players import Analysis, Decision, ThinkRequest
-from serialref.client.session import (
-    CC_RESOLUTION,
-    SAFETY_MARGIN,
-    SIGN_ON_RETRY,
-    PlayerSession,
-    SessionOutput,
-)
+from serialref.client.session import SAFETY_MARGIN, SIGN_ON_RETRY, PlayerSession, SessionOutput
 from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
@@ -173,7 +167,7 @@ def test_first_respond_without_sm_gets_a_reply_from_the_initial_position() -> No
 def test_reply_names_the_position_after_the_opponents_move() -> None:
     player = ScriptedPlayer("g8f6")
     session = started(player)
-    output = respond(session, chess.Board(), "d2d4", (3, 0))
+    output = respond(session, chess.Board(), "d2d4", (3000, 0))
     assert output.lines == (
         "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq d3 fmvn 1; hmvc 0; "
         "refreq reply; sm Nf6;",
@@ -224,14 +218,14 @@ def test_reply_to_a_respond_carries_the_request_details() -> None:
     assert not request.draw_offered
 
 
-def test_clock_budget_follows_cc_and_the_moves_made() -> None:
+def test_clock_budget_follows_ccms_and_the_moves_made() -> None:
     player = ScriptedPlayer("e2e4", "g1f3")
     session = started(player, tags=(("TimeControl", "300+2"),))
     respond(session, chess.Board(), None)
-    respond(session, board_after("e2e4"), "e7e5", (10, 20))
+    respond(session, board_after("e2e4"), "e7e5", (10_250, 20_875))
     budget = player.requests[1].budget
     # White made one move (+2 s), Black made one move (+2 s).
-    assert budget.remaining == (292.0, 282.0)
+    assert budget.remaining == (291.75, 281.125)
     assert budget.turn == chess.WHITE
 
 
@@ -288,15 +282,12 @@ def test_execute_replays_the_game_so_a_claim_still_holds() -> None:
         assert session.line_received(line(records.execute(game, move))) == SessionOutput()
         game.push(move)
     # The restore's respond: the current position, its clocks, no sm.
-    record = only_record(respond(session, game, None, (40, 50)))
+    record = only_record(respond(session, game, None, (40_250, 50_500)))
     assert "draw_claim" in record
     assert record.operand_texts("sm") == ("Nf3",)
     assert len(player.requests[0].board.move_stack) == 8
-    # After a replay the session has not timed the moves itself: cc may be a second short.
-    assert player.requests[0].budget.remaining == (
-        300 - 40 - CC_RESOLUTION + 4 * 2,
-        300 - 50 + 4 * 2,
-    )
+    # The clocks after a replay are the restore's respond's, to the millisecond.
+    assert player.requests[0].budget.remaining == (300 - 40.25 + 4 * 2, 300 - 50.5 + 4 * 2)
 
 
 def test_without_the_replayed_history_there_is_nothing_to_claim() -> None:
@@ -488,14 +479,60 @@ def test_referee_fault_is_shown_loudly_and_the_player_signs_on_again(
     assert any("journal disk full" in entry.getMessage() for entry in errors)
 
 
-def test_conclude_then_disconnect_finishes() -> None:
-    session = started(ScriptedPlayer())
+def test_conclude_then_disconnect_finishes_a_session_that_plays_once() -> None:
+    session = PlayerSession("Scripted", clock=FakeClock(), once=True)
+    session.sign_on()
+    session.line_received(line(records.reset(chess.Board())))
     assert session.line_received(line(records.conclude(chess.Board(), (1, 2)))) == SessionOutput()
     assert not session.finished
     output = session.line_received(line(records.disconnect(chess.Board())))
     assert output == SessionOutput(finished=True)
     assert session.finished
     assert session.next_deadline() is None
+
+
+def test_after_disconnect_the_session_stays_and_signs_on_every_5_s(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = FakeClock()
+    session = PlayerSession("Scripted", port="/dev/ttyUSB0", clock=clock)
+    session.sign_on()
+    with caplog.at_level(logging.INFO, logger="serialref.client.session"):
+        session.line_received(line(records.reset(chess.Board())))
+        output = session.line_received(line(records.disconnect(chess.Board())))
+        assert output == SessionOutput() and not session.finished
+        # The referee has closed its end, or is about to: nothing is sent at once.
+        assert session.next_deadline() == clock.now + SIGN_ON_RETRY
+        signs = []
+        for _ in range(3):
+            clock.now += SIGN_ON_RETRY
+            signs.append(only_record(session.deadline_passed()).operand_texts("refreq"))
+        assert signs == [("sign_on",)] * 3
+        session.line_received(line(records.reset(chess.Board())))
+    assert session.next_deadline() is None
+    said = [entry.getMessage() for entry in caplog.records if entry.levelno >= logging.INFO]
+    assert said == [
+        "the referee answered on /dev/ttyUSB0: signed on as Scripted",
+        "the referee disconnected: staying on /dev/ttyUSB0 for its next match, "
+        "signing on every 5 s",
+        "the referee answered on /dev/ttyUSB0: signed on as Scripted",
+    ]
+
+
+def test_waiting_for_a_referee_is_said_once(caplog: pytest.LogCaptureFixture) -> None:
+    clock = FakeClock()
+    session = PlayerSession("Scripted", port="/dev/ttyUSB0", clock=clock)
+    with caplog.at_level(logging.INFO, logger="serialref.client.session"):
+        session.sign_on()
+        for _ in range(4):
+            clock.now += SIGN_ON_RETRY
+            session.deadline_passed()
+        session.line_received(line(records.reset(chess.Board())))
+    said = [entry.getMessage() for entry in caplog.records if entry.levelno >= logging.INFO]
+    assert said == [
+        "no referee on /dev/ttyUSB0 yet: signing on every 5 s",
+        "the referee answered on /dev/ttyUSB0: signed on as Scripted",
+    ]
 
 
 def test_sign_on_is_repeated_until_a_reset_arrives() -> None:
@@ -542,7 +579,7 @@ def test_operations_order_is_normalised() -> None:
 def test_tags_and_clocks_count_on_any_record() -> None:
     player = ScriptedPlayer("e2e4")
     session = started(player, tags=(("TimeControl", "300"),))
-    respond_line = line(records.respond(chess.Board(), (30, 0), None))
+    respond_line = line(records.respond(chess.Board(), (30_000, 0), None))
     session.line_received(respond_line.replace("refcom", 'ptp Round "7"; refcom'))
     assert session.tags["Round"] == "7"
     assert player.requests[0].budget.remaining == (270.0, 300.0)
@@ -566,21 +603,19 @@ E4 = Decision(chess.Move.from_uci("e2e4"))
 
 
 @pytest.mark.parametrize(
-    ("record", "finished"),
+    "record",
     [
-        (records.conclude(chess.Board(), (0, 0)), False),
-        (records.reset(chess.Board()), False),
-        (records.execute(chess.Board(), chess.Move.from_uci("e2e4")), False),
-        (records.disconnect(chess.Board()), True),
+        records.conclude(chess.Board(), (0, 0)),
+        records.reset(chess.Board()),
+        records.execute(chess.Board(), chess.Move.from_uci("e2e4")),
+        records.disconnect(chess.Board()),
     ],
 )
-def test_an_answer_after_the_referee_moved_on_is_never_sent(
-    record: EpdRecord, finished: bool
-) -> None:
+def test_an_answer_after_the_referee_moved_on_is_never_sent(record: EpdRecord) -> None:
     game, request = pending_game()
     output = game.session.line_received(line(record))
     assert output.stop
-    assert output.finished is finished
+    assert not output.finished
     assert game.session.pending is None
     assert game.session.decision_made(request, E4) == SessionOutput()
     assert game.session.board.move_stack == [chess.Move.from_uci("e2e4")] * (
@@ -642,27 +677,52 @@ def test_an_untimed_game_has_no_deadline() -> None:
     assert output.think is not None and output.think.deadline is None
 
 
-def test_the_sessions_own_timing_counts_when_cc_rounds_it_away() -> None:
+def test_the_clocks_are_the_referees_ccms_and_nothing_the_session_measured() -> None:
     clock = FakeClock()
     game = started(ScriptedPlayer(), clock=clock, tags=(("TimeControl", "10+0.1"),))
 
-    def our_move(before: chess.Board, theirs: str | None, cc: int, ours: str) -> ThinkRequest:
-        output = game.session.line_received(respond_line(before, theirs, (cc, 0)))
+    def our_move(before: chess.Board, theirs: str | None, ccms: int, ours: str) -> ThinkRequest:
+        output = game.session.line_received(respond_line(before, theirs, (ccms, 0)))
         assert output.think is not None
-        clock.now += 0.7  # each of our moves takes 0.7 s
+        clock.now += 0.7  # each of our moves takes 0.7 s by the session's clock
         assert game.session.decision_made(output.think, Decision(chess.Move.from_uci(ours))).lines
         return output.think
 
     our_move(chess.Board(), None, 0, "e2e4")
-    second = our_move(board_after("e2e4"), "e7e5", 0, "g1f3")
-    # cc says 0 s used; the session measured 0.7 s: the larger counts.
-    assert second.budget.remaining[0] == pytest.approx(10 - 0.7 + 0.1)
-    third = our_move(board_after("e2e4", "e7e5", "g1f3"), "b8c6", 1, "f1c4")
-    # cc says 1 s; the session measured 1.4 s.
-    assert third.budget.remaining[0] == pytest.approx(10 - 1.4 + 0.2)
-    fourth = our_move(board_after("e2e4", "e7e5", "g1f3", "b8c6", "f1c4"), "g8f6", 3, "d2d3")
-    # cc says 3 s (the referee saw more than we did): cc counts.
-    assert fourth.budget.remaining[0] == pytest.approx(10 - 3 + 0.3)
+    second = our_move(board_after("e2e4"), "e7e5", 702, "g1f3")
+    # The referee charged 0.702 s for the 0.7 s the session saw: the referee's counts.
+    assert second.budget.remaining[0] == pytest.approx(10 - 0.702 + 0.1)
+    third = our_move(board_after("e2e4", "e7e5", "g1f3"), "b8c6", 1_399, "f1c4")
+    assert third.budget.remaining[0] == pytest.approx(10 - 1.399 + 0.2)
+
+
+def cc_alone(text: str) -> str:
+    """A respond as a referee without ``ccms`` writes it."""
+    return format_record(parse_record(text).without("ccms"))
+
+
+def test_a_referee_without_ccms_is_taken_at_the_worst_its_cc_allows() -> None:
+    clock = FakeClock()
+    game = started(ScriptedPlayer(), clock=clock, tags=(("TimeControl", "10+0.1"),))
+    text = cc_alone(respond_line(board_after("e2e4"), "e7e5", (3_000, 5_000)))
+    assert " ccms " not in text
+    output = game.session.line_received(text, clock.now)
+    assert output.think is not None
+    # Up to a second more than cc says for the side to move; the opponent's as said.
+    assert output.think.budget.remaining == pytest.approx((10 - 4 + 0.1, 10 - 5 + 0.1))
+    assert output.think.deadline == pytest.approx(clock.now + 10 - 4 + 0.1)
+
+
+@pytest.mark.parametrize("ccms", ["ccms 12 x;", "ccms 12;", "ccms 12 99999999999999;"])
+def test_a_ccms_that_cannot_be_read_leaves_the_cc(
+    ccms: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    game = started(ScriptedPlayer(), tags=(("TimeControl", "300"),))
+    text = respond_line(chess.Board(), None, (30_500, 0)).replace("ccms 30500 0;", ccms)
+    output = game.session.line_received(text)
+    assert output.think is not None
+    assert output.think.budget.remaining == (300 - 31, 300)
+    assert "ignored the referee's ccms" in caplog.text
 
 
 def test_a_fractional_time_control_reaches_the_player() -> None:

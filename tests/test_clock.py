@@ -109,7 +109,7 @@ def test_untimed_controls_never_flag_but_still_count(text: str) -> None:
     assert not clock.flag_fell(1e9)
     assert clock.remaining(WHITE, 1e9) == math.inf
     clock.stop(90.5)
-    assert clock.cc_seconds() == (90, 0)
+    assert clock.consumed_ms() == (90_500, 0)
     assert clock.moves_made(WHITE) == 1
 
 
@@ -124,7 +124,7 @@ def test_consumed_includes_the_running_move_only_when_at_is_given() -> None:
     assert clock.consumed(BLACK) == 0.0
     assert clock.consumed(BLACK, 12.0) == 7.0
     assert clock.consumed(WHITE, 12.0) == 5.0
-    assert clock.cc_seconds(12.0) == (5, 7)
+    assert clock.consumed_ms(12.0) == (5_000, 7_000)
 
 
 def test_flag_deadline_and_negative_remaining() -> None:
@@ -164,14 +164,21 @@ def test_a_move_that_ended_before_its_start_costs_nothing() -> None:
 
 @pytest.mark.parametrize(
     ("times", "expected"),
-    [((59.999,), 59), ((0.2, 0.7, 0.1), 1), ((0.0,), 0), ((3601.5,), 3601)],
+    [
+        ((59.999,), 59_999),
+        ((59.9999,), 59_999),
+        ((0.2, 0.7, 0.1), 1_000),
+        ((0.0,), 0),
+        ((3601.5,), 3_601_500),
+        ((0.001, 0.002), 3),
+    ],
 )
-def test_cc_rounds_consumed_time_down(times: tuple[float, ...], expected: int) -> None:
+def test_ccms_rounds_consumed_time_down(times: tuple[float, ...], expected: int) -> None:
     clock = ChessClock(TimeControl.parse("7200"))
     for side in (WHITE, BLACK):
         for elapsed in times:
             play(clock, side, 0.0, elapsed)  # from 0, so each charge is exactly `elapsed`
-    assert clock.cc_seconds() == (expected, expected)
+    assert clock.consumed_ms() == (expected, expected)
 
 
 def test_start_twice_and_stop_idle_are_errors() -> None:
@@ -241,7 +248,7 @@ def test_index_convention_is_white_first() -> None:
     assert clock.consumed(WHITE) == 10.0
     assert clock.consumed(BLACK) == 20.0
     assert clock.moves_made(WHITE) == 3
-    assert clock.cc_seconds() == (10, 20)
+    assert clock.consumed_ms() == (10_000, 20_000)
 
 
 def test_constructor_rejects_bad_pairs() -> None:
@@ -265,7 +272,7 @@ def test_snapshot_round_trips_between_moves_with_period_bookkeeping() -> None:
         assert restored.remaining(side) == clock.remaining(side)
         assert restored.moves_made(side) == 45
     assert restored.remaining(WHITE) == 7200.0 + 3600.0 - 45 * 2.5
-    assert restored.cc_seconds() == clock.cc_seconds()
+    assert restored.consumed_ms() == clock.consumed_ms()
     assert restored.running is None
     assert restored.snapshot() == snapshot
 
@@ -281,7 +288,7 @@ def test_snapshot_mid_move_carries_the_spent_time_into_the_resumed_move() -> Non
     restored = ChessClock.restore(control, snapshot)
     assert restored.running is None
     assert restored.consumed(BLACK) == 6.0
-    assert restored.cc_seconds() == (4, 6)
+    assert restored.consumed_ms() == (4_000, 6_000)
     assert restored.snapshot() == snapshot
     with pytest.raises(ProgrammingError, match="black's move in progress"):
         restored.start(WHITE, 7000.0)

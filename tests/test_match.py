@@ -176,7 +176,7 @@ def test_inform_and_first_respond_wait_for_the_reset_delay(match: Harness) -> No
     assert match.lines("a")[1:] == [
         inform,
         "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - cc 000:00:00:00 000:00:00:00; "
-        "fmvn 1; hmvc 0; refcom respond;",
+        "ccms 0 0; fmvn 1; hmvc 0; refcom respond;",
     ]
     assert match.lines("b")[1:] == [inform]
     assert match.referee.state is MatchState.IN_GAME
@@ -222,13 +222,13 @@ def test_respond_carries_the_position_before_the_move_and_the_move(match: Harnes
     match.move("a", "e4", think=2.5)
     assert match.lines("b")[-1] == (
         "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - cc 000:00:00:02 000:00:00:00; "
-        "fmvn 1; hmvc 0; refcom respond; sm e4;"
+        "ccms 2500 0; fmvn 1; hmvc 0; refcom respond; sm e4;"
     )
     match.move("b", "c5", think=1.25)
     # en passant square after every double push (PROTOCOL.md 2), fmvn/hmvc of that position
     assert match.lines("a")[-1] == (
         "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 cc 000:00:00:02 "
-        "000:00:00:01; fmvn 1; hmvc 0; refcom respond; sm c5;"
+        "000:00:00:01; ccms 2500 1250; fmvn 1; hmvc 0; refcom respond; sm c5;"
     )
     played = match.events.of(MovePlayed)
     assert [move.san for move in played] == ["e4", "c5"]
@@ -266,7 +266,8 @@ def test_checkmate_ends_the_game_with_inform_then_conclude(match: Harness) -> No
             f'{final} fmvn 3; hmvc 1; ptp Event "Test" Site "Lab" Date "2026.11.18" '
             'Round "1" White "Alpha" Black "Beta" Result "0-1" TimeControl "60+1" '
             'Termination "normal"; refcom inform;',
-            f"{final} cc 000:00:00:02 000:00:00:02; fmvn 3; hmvc 1; refcom conclude;",
+            f"{final} cc 000:00:00:02 000:00:00:02; ccms 2000 2000; fmvn 3; hmvc 1; "
+            "refcom conclude;",
         ]
     ended = match.ended()
     assert (ended.result, ended.termination, ended.reason) == ("0-1", "normal", "Black mates")

@@ -19,6 +19,7 @@ from serialref.client.players import (
     ThinkingBudget,
     ThinkRequest,
 )
+from serialref.clock import ChessClock
 from serialref.errors import ConfigError
 from serialref.timecontrol import TimeControl
 
@@ -196,6 +197,34 @@ def test_sudden_death_after_a_period_has_no_moves_to_go() -> None:
     )
     assert budget.moves_to_go is None
     assert budget.increment == (30.0, 30.0)
+
+
+@pytest.mark.parametrize("text", ["40/20:10+0.2", "40/8:4+0.2", "40/7200:20/3600", "300+2"])
+def test_moves_to_go_and_increments_are_what_the_referees_clock_does(text: str) -> None:
+    """The bonus comes after the move told ``movestogo 1``, the increment told after each."""
+    control = TimeControl.parse(text)
+    clock = ChessClock(control)
+    now = 0.0
+    for _ in range(100):
+        for side in (chess.WHITE, chess.BLACK):
+            budget = ThinkingBudget.from_clocks(
+                control,
+                consumed=(clock.consumed(chess.WHITE), clock.consumed(chess.BLACK)),
+                moves_made=(clock.moves_made(chess.WHITE), clock.moves_made(chess.BLACK)),
+                turn=side,
+            )
+            assert budget.remaining == (clock.remaining(chess.WHITE), clock.remaining(chess.BLACK))
+            index = 0 if side == chess.WHITE else 1
+            before = clock.remaining(side)
+            clock.start(side, now)
+            now += 0.25
+            clock.stop(now)
+            added = clock.remaining(side) - (before - 0.25)
+            bonus = added - budget.increment[index]
+            if budget.moves_to_go == 1:
+                assert bonus == pytest.approx(control.period_of(clock.moves_made(side)).seconds)
+            else:
+                assert bonus == pytest.approx(0.0)
 
 
 def test_fallen_flag_still_gives_the_engine_a_positive_time() -> None:

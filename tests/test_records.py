@@ -12,7 +12,7 @@ from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.errors import UnexpectedRecordError
+from serialref.errors import RecordError, UnexpectedRecordError
 from serialref.records import Refcom, Refreq
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
@@ -56,29 +56,32 @@ def test_counters_come_from_the_position() -> None:
 
 def test_first_respond_has_the_clocks_and_no_move() -> None:
     assert line(records.respond(chess.Board(), (0, 0), None)) == (
-        f"{START} cc 000:00:00:00 000:00:00:00; fmvn 1; hmvc 0; refcom respond;"
+        f"{START} cc 000:00:00:00 000:00:00:00; ccms 0 0; fmvn 1; hmvc 0; refcom respond;"
     )
 
 
 def test_respond_carries_the_position_before_the_move_and_the_move() -> None:
-    assert line(records.respond(board_after("e4"), (65, 3725), "e5")) == (
-        f"{AFTER_E4} cc 000:00:01:05 000:01:02:05; fmvn 1; hmvc 0; refcom respond; sm e5;"
+    assert line(records.respond(board_after("e4"), (65_999, 3_725_001), "e5")) == (
+        f"{AFTER_E4} cc 000:00:01:05 000:01:02:05; ccms 65999 3725001; fmvn 1; hmvc 0; "
+        "refcom respond; sm e5;"
     )
 
 
 def test_a_draw_offer_travels_with_the_move_only() -> None:
-    with_offer = records.respond(chess.Board(), (2, 0), "e4", draw_offer=True)
+    with_offer = records.respond(chess.Board(), (2_000, 0), "e4", draw_offer=True)
     assert line(with_offer) == (
-        f"{START} cc 000:00:00:02 000:00:00:00; draw_offer; fmvn 1; hmvc 0; refcom respond; sm e4;"
+        f"{START} cc 000:00:00:02 000:00:00:00; ccms 2000 0; draw_offer; fmvn 1; hmvc 0; "
+        "refcom respond; sm e4;"
     )
     # No move, no offer to show: a restore's respond never carries one.
-    without_move = records.respond(chess.Board(), (2, 0), None, draw_offer=True)
+    without_move = records.respond(chess.Board(), (2_000, 0), None, draw_offer=True)
     assert "draw_offer" not in without_move
 
 
 def test_clocks_over_a_day_use_the_day_field() -> None:
-    record = records.conclude(chess.Board(), (86_400 + 3_661, 0))
+    record = records.conclude(chess.Board(), ((86_400 + 3_661) * 1000 + 999, 0))
     assert record.operand_texts("cc") == ("001:01:01:01", "000:00:00:00")
+    assert record.operand_texts("ccms") == ("90061999", "0")
 
 
 def test_execute_replays_one_move_in_san_from_the_position_before_it() -> None:
@@ -91,10 +94,33 @@ def test_execute_replays_one_move_in_san_from_the_position_before_it() -> None:
 
 def test_conclude_has_the_final_position_and_clocks() -> None:
     mated = board_after("f3", "e5", "g4", "Qh4#")
-    assert line(records.conclude(mated, (3, 2))) == (
+    assert line(records.conclude(mated, (3_250, 2_999))) == (
         "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - "
-        "cc 000:00:00:03 000:00:00:02; fmvn 3; hmvc 1; refcom conclude;"
+        "cc 000:00:00:03 000:00:00:02; ccms 3250 2999; fmvn 3; hmvc 1; refcom conclude;"
     )
+
+
+@pytest.mark.parametrize("milliseconds", [0, 1, 999, 1_000, 59_999, 86_399_999_999])
+def test_cc_is_ccms_rounded_down_to_the_second(milliseconds: int) -> None:
+    record = parse_record(line(records.conclude(chess.Board(), (milliseconds, 0))))
+    assert records.consumed_ms(record) == (milliseconds, 0)
+    assert record.clock_pair("cc") == (milliseconds // 1000, 0)
+
+
+@pytest.mark.parametrize(
+    ("ccms", "reason"),
+    [
+        ("ccms 1;", "ccms: expected two operands, found 1"),
+        ("ccms 1 -2;", "ccms: operand '-2' is out of range (0 to 86399999999)"),
+        ("ccms 1 x;", "ccms: operand 'x' is not an integer"),
+        ('ccms 1 "2";', "ccms: operand '\"2\"' must be a bare integer, not a quoted string"),
+    ],
+)
+def test_a_ccms_that_is_not_two_counts_of_milliseconds_is_refused(ccms: str, reason: str) -> None:
+    record = parse_record(f"{START} cc 000:00:00:00 000:00:00:00; {ccms} refcom conclude;")
+    with pytest.raises(RecordError) as refused:
+        records.consumed_ms(record)
+    assert refused.value.reason == reason
 
 
 def test_fault_gives_its_reason_as_a_string() -> None:
@@ -344,7 +370,7 @@ def test_sign_on_identity_round_trips_what_sign_on_wrote() -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     choices=st.lists(st.integers(0, 1000), max_size=30),
-    consumed=st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)),
+    consumed=st.tuples(st.integers(0, 10**9), st.integers(0, 10**9)),
     with_move=st.booleans(),
     draw_offer=st.booleans(),
 )

@@ -166,7 +166,7 @@ def test_after_the_reset_delay_tags_go_to_both_and_white_is_asked(game: Game) ->
         ("White", "Alpha"), ("Black", "Beta"), ("Result", "*"), ("TimeControl", "60+1"),
     ]  # fmt: skip
     assert format_record(game.host.last("a")) == (
-        f"{START} cc 000:00:00:00 000:00:00:00; fmvn 1; hmvc 0; refcom respond;"
+        f"{START} cc 000:00:00:00 000:00:00:00; ccms 0 0; fmvn 1; hmvc 0; refcom respond;"
     )
     (started,) = game.host.of(GameStarted)
     assert started == GameStarted(
@@ -213,7 +213,8 @@ def test_a_move_is_timed_published_and_relayed(game: Game) -> None:
     assert move.elapsed == pytest.approx(2.5)
     assert move.remaining == pytest.approx((60 - 2.5 + 1, 60))
     assert format_record(game.host.last("b")) == (
-        f"{START} cc 000:00:00:02 000:00:00:00; fmvn 1; hmvc 0; refcom respond; sm e4;"
+        f"{START} cc 000:00:00:02 000:00:00:00; ccms 2500 0; fmvn 1; hmvc 0; refcom respond; "
+        "sm e4;"
     )
     assert game.host.sessions["b"].to_move and not game.host.sessions["a"].to_move
 

@@ -31,7 +31,7 @@ def _in_thread(target: Callable[[], object], name: str) -> threading.Thread:
 
 
 def _client(path: str, player: Player) -> threading.Thread:
-    return _in_thread(lambda: run_client(path, player), f"test-client-{path}")
+    return _in_thread(lambda: run_client(path, player, once=True), f"test-client-{path}")
 
 
 def play_match(

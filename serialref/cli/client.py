@@ -78,6 +78,12 @@ def add_verbs(verbs: Verbs) -> None:
     client.add_argument(
         "--token", help="the token a TCP seat (serialref event, listen://) asks of this player"
     )
+    client.add_argument(
+        "--once",
+        action="store_true",
+        help="end when the referee disconnects (default: stay on the line and sign on every "
+        "5 s for the next match)",
+    )
     client.add_argument("--baud", type=int, default=9600, help="line rate (default 9600)")
     client.add_argument(
         "--newline", choices=tuple(NEWLINES), default="crlf", help="line end sent (default crlf)"
@@ -139,4 +145,5 @@ def _run(args: argparse.Namespace) -> int:
         name=args.name,
         log_path=args.log,
         token=args.token,
+        once=args.once,
     )

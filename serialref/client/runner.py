@@ -1,4 +1,4 @@
-"""``serialref client``: a player on a serial port, until the referee disconnects.
+"""``serialref client``: a player on a serial port, match after match.
 
 One asyncio event loop does everything. The port is read on the loop itself when its
 transport has a file descriptor (device paths and ptys: ``loop.add_reader``, so a line
@@ -21,6 +21,11 @@ When the line goes away (USB unplugged, the far end hung up) the same port is op
 again with a growing pause (0.2 s doubling to 5 s) until it is back, and the client
 signs on again; the referee answers with its restore (PROTOCOL.md 6: reset, inform, one
 execute per move), which rebuilds the session's game with its history.
+
+The client stays on its line when the referee disconnects, and signs on every 5 s
+until a referee answers (PROTOCOL.md 4): the next pairing of an event, or a referee
+started again after an orderly stop, finds it there. With ``once`` it ends at
+``disconnect`` instead, as a player that the event itself starts and ends does.
 
 Logging: the client logs what a person wants at INFO (signed on, each game started
 and ended, engine restarts) and the transcript of every line in and out, timestamped
@@ -57,7 +62,7 @@ __all__ = [
 LOGGER = logging.getLogger(__name__)
 
 EXIT_DISCONNECTED = 0
-"""The referee sent ``disconnect``: the event is over."""
+"""The referee sent ``disconnect`` to a client that plays ``once``."""
 
 EXIT_STOPPED = 0
 """SIGTERM or SIGINT: the client signed off (if the line allowed) and stopped.
@@ -87,12 +92,14 @@ def run_client(
     log_path: Path | None = None,
     clock: Callable[[], float] = time.monotonic,
     token: str | None = None,
+    once: bool = False,
 ) -> int:
-    """Play on the port ``url`` until the referee disconnects; returns the exit code.
+    """Play on the port ``url`` until stopped by a signal; returns the exit code.
 
-    ``name`` goes into the sign-on's ``tcsi`` (default: the player's own name), ``token``
-    into its ``token`` operation (a TCP seat's). The
-    player is started before the port is opened, so a missing engine fails first. A
+    With ``once`` the client returns when the referee disconnects; without, it stays on
+    the line for the referee's next match. ``name`` goes into the sign-on's ``tcsi``
+    (default: the player's own name), ``token`` into its ``token`` operation (a TCP
+    seat's). The player is started before the port is opened, so a missing engine fails first. A
     port that cannot be opened at the start raises
     :class:`~serialref.errors.PortOpenError`; later the client waits for it instead.
     The player is closed on the way out, whatever happens. A log file that cannot be
@@ -100,7 +107,7 @@ def run_client(
     """
     return asyncio.run(
         _play(url, player, settings=settings, newline=newline, name=name, log_path=log_path,
-              clock=clock, token=token)
+              clock=clock, token=token, once=once)
     )
 
 
@@ -114,13 +121,14 @@ async def _play(
     log_path: Path | None,
     clock: Callable[[], float],
     token: str | None,
+    once: bool,
 ) -> int:
     try:
         with _client_log(log_path):
             await player.start()
             client = _Client(
                 url, player, settings=settings, newline=newline, name=name, clock=clock,
-                token=token,
+                token=token, once=once,
             )
             return await client.run()
     finally:
@@ -140,9 +148,11 @@ class _Client:
         name: str | None,
         clock: Callable[[], float],
         token: str | None = None,
+        once: bool = False,
     ) -> None:
         self._url = url
         self._token = token
+        self._once = once
         self._player = player
         self._settings = settings
         self._newline = newline
@@ -161,7 +171,7 @@ class _Client:
         self._sign_on_timer: asyncio.TimerHandle | None = None
 
     async def run(self) -> int:
-        """Sign on, then play until ``disconnect`` (exit 0) or a stop signal (sign off)."""
+        """Sign on, then play until a stop signal (sign off), or ``disconnect`` with ``once``."""
         self._connect()
         with self._stop_signals():
             try:
@@ -242,8 +252,8 @@ class _Client:
     def _active_session(self) -> PlayerSession:
         if self._session is None:
             self._session = PlayerSession(
-                self._name, clock=self._clock, safety_margin=self._safety_margin(),
-                token=self._token,
+                self._name, port=self._url, once=self._once, clock=self._clock,
+                safety_margin=self._safety_margin(), token=self._token,
             )
         return self._session
 

@@ -11,17 +11,26 @@ the ``respond`` it answers: once a newer ``respond``, an ``execute``, ``conclude
 ``reset``, ``fault`` or ``disconnect`` has arrived, the output says ``stop`` (the search
 is no longer wanted) and a late answer to the old request is dropped, never sent.
 
-Clocks. The referee's ``cc`` gives the time consumed in whole seconds, rounded down,
-so near the flag it can be almost a second optimistic. The session therefore times
-its own moves as well, from the arrival of each ``respond`` to the answer, and counts
-the larger of the two; when it has not followed the game from its start (a restore),
-it assumes the worst the rounding allows. The budget handed to the player leaves out
-a safety margin (the line time of a respond and a reply at the port's rate, plus
-scheduling jitter), and ``ThinkRequest.deadline`` marks the same point in time.
+Clocks. The session sets both clocks from each record that carries them (spec 8:
+"the client should set the values of its internal clocks to the values specified"):
+from ``ccms``, the time consumed in milliseconds (PROTOCOL.md 2), or from ``cc`` in
+whole seconds when a referee sends no ``ccms``. It keeps no estimate of its own: the
+only time it measures is that of the move in hand, from the arrival of its
+``respond``. A restore's ``respond`` therefore sets the clocks as exactly as any other.
+The player's own time counts as the most the rounding allows (up to a second with
+``cc`` alone), and the budget handed to the player leaves out a safety
+margin (the line time of a respond and a reply at the port's rate, plus scheduling
+jitter); ``ThinkRequest.deadline`` marks the same point in time.
 
-Nothing the referee sends can stop the session except ``disconnect``: a record that
-cannot be parsed, is not a ``refcom``, or asks for something impossible is logged
-with the reason and otherwise ignored, as the wire profile asks of the referee too.
+A player that stays. After ``disconnect`` the session keeps its line and signs on
+every :data:`SIGN_ON_RETRY` seconds until a ``reset`` comes (PROTOCOL.md 4): the next
+pairing of an event, or a referee started again after an orderly stop, finds it
+there. With ``once`` the session is finished at ``disconnect`` instead.
+
+Nothing the referee sends can stop the session except ``disconnect`` with ``once``: a
+record that cannot be parsed, is not a ``refcom``, or asks for something impossible is
+logged with the reason and otherwise ignored, as the wire profile asks of the referee
+too.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ import chess
 from serialref.client.following import FollowedGame
 from serialref.client.players import Decision, ThinkingBudget, ThinkRequest
 from serialref.client.replies import reply_in_finished_position, reply_to
-from serialref.client.respond import RespondLine, read_respond
+from serialref.client.respond import ReportedClocks, RespondLine, read_respond, reported_clocks
 from serialref.clock import side_index
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
@@ -54,7 +63,7 @@ from serialref.records import (
 from serialref.rules import rules_of_tags
 from serialref.timecontrol import TimeControl
 
-__all__ = ["CC_RESOLUTION", "SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
+__all__ = ["SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -71,9 +80,6 @@ worst; GNU Chess answers ``?`` within 8 ms, Stockfish ``stop`` within 1 ms. The
 runner adds the line time of a respond and a reply on a real serial line.
 """
 
-CC_RESOLUTION = 1.0
-"""``cc`` is rounded down to whole seconds: the most it can understate the time used."""
-
 
 @dataclass(frozen=True, slots=True)
 class SessionOutput:
@@ -82,7 +88,7 @@ class SessionOutput:
     ``stop``: the search in progress answers a request that is no longer wanted;
     ``lines``: send them; ``new_game``: a game begins (its ``ThinkRequest.game``), the
     player may get ready for it; ``think``: let the player think on this request;
-    ``finished``: the referee sent ``disconnect``.
+    ``finished``: the referee sent ``disconnect`` to a session that plays ``once``.
     """
 
     lines: tuple[str, ...] = ()
@@ -105,6 +111,8 @@ class PlayerSession:
         self,
         name: str,
         *,
+        port: str = "the line",
+        once: bool = False,
         clock: Callable[[], float] = time.monotonic,
         claim_draws: bool = True,
         sign_on_retry: float = SIGN_ON_RETRY,
@@ -113,13 +121,17 @@ class PlayerSession:
     ) -> None:
         """``name`` goes into ``tcsi``; ``clock`` is the one line arrival times come from.
 
-        ``token`` goes into the ``sign_on`` for a TCP seat that requires one.
+        ``port`` names the line in what the session logs. ``once``: the session is
+        finished at ``disconnect`` rather than staying for the next match. ``token``
+        goes into the ``sign_on`` for a TCP seat that requires one.
 
         ``claim_draws`` adds ``draw_claim`` to any move that makes a threefold
         repetition or the fifty-move rule claimable, so no drawn game drags on to
         the fivefold or seventy-five-move rules.
         """
         self._name = name
+        self._port = port
+        self._once = once
         self._token = token
         self._clock = clock
         self._claim_draws = claim_draws
@@ -127,22 +139,21 @@ class PlayerSession:
         self._safety_margin = safety_margin
         self._sign_on_due: float | None = None
         self._signed_on = False
+        # Whether the log already says the session is waiting for a referee.
+        self._waiting_told = False
         self._finished = False
         self._followed = FollowedGame()
         self._start_ply = 0
         self._tags: dict[str, str] = {}
         self._control: TimeControl | None = None
-        self._consumed: tuple[float, float] = (0.0, 0.0)
+        self._clocks = ReportedClocks()
         self._game: object = object()
         self._game_announced = False
         self._pending: ThinkRequest | None = None
-        self._move_started = 0.0
-        # Our own time used in this game as we measured it; None after a restore.
-        self._own_used: float | None = 0.0
 
     @property
     def finished(self) -> bool:
-        """True once the referee sent ``disconnect``."""
+        """True once the referee sent ``disconnect`` to a session that plays ``once``."""
         return self._finished
 
     @property
@@ -185,7 +196,15 @@ class PlayerSession:
         """
         if self._sign_on_due is None or self._clock() < self._sign_on_due:
             return SessionOutput()
-        LOGGER.info("no reset within %.0f s of sign_on: signing on again", self._sign_on_retry)
+        if self._waiting_told:
+            LOGGER.debug("no reset within %.0f s of sign_on: signing on again", self._sign_on_retry)
+        else:
+            self._waiting_told = True
+            LOGGER.info(
+                "no referee on %s yet: signing on every %.0f s",
+                escape(self._port),
+                self._sign_on_retry,
+            )
         return self.sign_on()
 
     def line_received(self, text: str, at: float | None = None) -> SessionOutput:
@@ -225,8 +244,6 @@ class PlayerSession:
             LOGGER.debug("dropped the answer to a request the referee no longer waits for")
             return SessionOutput()
         self._pending = None
-        if self._own_used is not None:
-            self._own_used += max(0.0, self._clock() - self._move_started)
         return self._answer(decision, request.draw_offered)
 
     def player_restarted(self, request: ThinkRequest) -> SessionOutput:
@@ -253,7 +270,12 @@ class PlayerSession:
         self._sign_on_due = None
         if not self._signed_on:
             self._signed_on = True
-            LOGGER.info("signed on to the referee as %s", escape(self._name))
+            self._waiting_told = False
+            LOGGER.info(
+                "the referee answered on %s: signed on as %s",
+                escape(self._port),
+                escape(self._name),
+            )
         stop = self._abandon()
         # A new game even when its position is not usable yet: a variant's position is
         # read once inform names the variant (and an unusable one is not followed).
@@ -262,10 +284,9 @@ class PlayerSession:
         self._start_ply = _ply(board)
         self._tags = {}
         self._control = None
-        self._consumed = (0.0, 0.0)
+        self._clocks = ReportedClocks()
         self._game = object()
         self._game_announced = False
-        self._own_used = 0.0
         LOGGER.debug("new game from %s", board.fen())
         self._take_tags_and_clocks(record)
         return SessionOutput(stop=stop, new_game=self._game)
@@ -312,7 +333,7 @@ class PlayerSession:
         """The common ``respond``, read without the EPD reader; None for any other."""
         if not self._followed.follow_respond(respond):
             return None
-        self._consumed = (float(respond.consumed[0]), float(respond.consumed[1]))
+        self._clocks = respond.clocks
         return self._ask(at, draw_offered=respond.draw_offer, stop=self._abandon())
 
     def _ask(self, at: float, *, draw_offered: bool, stop: bool) -> SessionOutput:
@@ -322,7 +343,6 @@ class PlayerSession:
             # Spec 8 step 10: no move is produced when the client is mated or stalemated.
             LOGGER.warning("asked to move in a finished position: %s", board.fen())
             return SessionOutput(lines=(format_record(reply_in_finished_position(board)),))
-        self._move_started = at
         budget = self._budget()
         mine = budget.remaining[side_index(board.turn)]
         self._pending = ThinkRequest(
@@ -337,8 +357,6 @@ class PlayerSession:
 
     def _execute(self, record: EpdRecord, at: float) -> SessionOutput:
         stop = self._abandon()
-        # A replayed game: the time already used is known only from the rounded cc.
-        self._own_used = None
         self._followed.follow(record)
         return SessionOutput(stop=stop)
 
@@ -362,10 +380,22 @@ class PlayerSession:
         return self.sign_on()
 
     def _disconnect(self, record: EpdRecord, at: float) -> SessionOutput:
-        LOGGER.info("the referee disconnected")
-        self._finished = True
-        self._sign_on_due = None
-        return SessionOutput(stop=self._abandon(), finished=True)
+        stop = self._abandon()
+        self._signed_on = False
+        if self._once:
+            LOGGER.info("the referee disconnected")
+            self._finished = True
+            self._sign_on_due = None
+            return SessionOutput(stop=stop, finished=True)
+        # The referee has closed its end or is about to: the first sign_on waits a while.
+        self._sign_on_due = self._clock() + self._sign_on_retry
+        self._waiting_told = True
+        LOGGER.info(
+            "the referee disconnected: staying on %s for its next match, signing on every %.0f s",
+            escape(self._port),
+            self._sign_on_retry,
+        )
+        return SessionOutput(stop=stop)
 
     _HANDLERS: ClassVar[
         Mapping[Refcom, Callable[[PlayerSession, EpdRecord, float], SessionOutput]]
@@ -387,9 +417,9 @@ class PlayerSession:
         return abandoned
 
     def _take_tags_and_clocks(self, record: EpdRecord) -> None:
-        """Spec 8.1 and 8.1.5: ``cc`` and ``ptp`` count on whichever record carries them.
+        """Spec 8.1 and 8.1.5: the clocks and ``ptp`` count on whichever record carries them.
 
-        The strict parser has already checked both operations' operands.
+        The strict parser has already checked ``ptp`` and ``cc``.
         """
         if "ptp" in record:
             pairs = record.tag_pairs("ptp")
@@ -397,15 +427,15 @@ class PlayerSession:
             if any(name == "TimeControl" for name, _ in pairs):
                 self._control = _time_control(self._tags["TimeControl"])
             LOGGER.debug("tags: %s", escape(str(self._tags)))
-        if "cc" in record:
-            self._consumed = record.clock_pair("cc")
+        clocks = reported_clocks(record)
+        if clocks is not None:
+            self._clocks = clocks
 
     def _budget(self) -> ThinkingBudget:
-        """The clocks for the side to move, with its own time as the session sees it.
+        """The clocks for the side to move (this player), from the referee's last report.
 
-        The side to move is this player. Its time used is the larger of ``cc`` and the
-        session's own timing (``cc`` plus its rounding when there is none), plus the
-        safety margin, so the player's clock ends where the deadline is.
+        The player's time used is the most the report allows, plus the safety margin,
+        so the player's clock ends where the deadline is.
         """
         board = self._followed.board
         plies = max(0, _ply(board) - self._start_ply)
@@ -417,10 +447,8 @@ class PlayerSession:
             else (second_mover_moves, first_mover_moves)
         )
         mine = side_index(board.turn)
-        reported = self._consumed[mine]
-        used = reported + CC_RESOLUTION if self._own_used is None else max(reported, self._own_used)
-        consumed = list(self._consumed)
-        consumed[mine] = used + self._safety_margin
+        consumed = [value / 1000 for value in self._clocks.consumed_ms]
+        consumed[mine] = self._clocks.most_consumed(mine) + self._safety_margin
         return ThinkingBudget.from_clocks(
             self._control,
             consumed=(consumed[0], consumed[1]),

@@ -11,10 +11,11 @@ import re
 
 from serialref.errors import RecordError, escape
 
-__all__ = ["clock_text", "parse_clock"]
+__all__ = ["MAX_CLOCK_SECONDS", "clock_text", "parse_clock"]
 
 _CLOCK_RE = re.compile(r"([0-9]{3,4}):([0-9]{2}):([0-9]{2}):([0-9]{2})")
-_MAX_SECONDS = 1000 * 86400 - 1  # "999:23:59:59", the largest value of spec 5.2.7
+MAX_CLOCK_SECONDS = 1000 * 86400 - 1
+"""``999:23:59:59``, the largest clock value of spec 5.2.7."""
 
 
 def parse_clock(text: str) -> int:
@@ -32,9 +33,9 @@ def parse_clock(text: str) -> int:
 
 def clock_text(seconds: int) -> str:
     """The clock value ``DDD:HH:MM:SS`` of ``seconds``; spec 5.2.7 stops at 999 days."""
-    if not 0 <= seconds <= _MAX_SECONDS:
+    if not 0 <= seconds <= MAX_CLOCK_SECONDS:
         raise RecordError(
-            f"{seconds} seconds cannot be written as a clock value (0 to {_MAX_SECONDS})"
+            f"{seconds} seconds cannot be written as a clock value (0 to {MAX_CLOCK_SECONDS})"
         )
     minutes, second = divmod(seconds, 60)
     hours, minute = divmod(minutes, 60)

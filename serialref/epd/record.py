@@ -138,6 +138,17 @@ class EpdRecord:
         white, black = (to_clock(opcode, operand) for operand in operation.operands)
         return white, black
 
+    def integer_pair(self, opcode: str, values: range) -> tuple[int, int]:
+        """The two integer operands of ``opcode``, each within ``values``.
+
+        For the profile's own pairs (``ccms``), which the spec's table does not know.
+        """
+        operation = self._required(opcode)
+        if len(operation.operands) != 2:
+            raise RecordError(f"{opcode}: expected two operands, found {len(operation.operands)}")
+        first, second = (to_integer(opcode, operand, values) for operand in operation.operands)
+        return first, second
+
     def tag_pairs(self, opcode: str = "ptp") -> list[tuple[str, str]]:
         """The PGN tag pairs of ``ptp`` in the order given: (identifier, string)."""
         operation = self._required(opcode)

@@ -92,8 +92,9 @@ def open_seat(stack: ExitStack, player: PlayerConfig, log: Path, tcp: TcpSeats) 
         url, far_end = cable.path_a, cable.path_b
     if not player.started_by_event:
         return Seat(url)
-    command = [sys.executable, "-m", "serialref", "client", far_end,
-               *player.client_arguments(), "--log", str(log), "--log-level", "warning"]  # fmt: skip
+    # Started for this pairing alone: it ends at the pairing's ``disconnect``.
+    command = [sys.executable, "-m", "serialref", "client", far_end, *player.client_arguments(),
+               "--once", "--log", str(log), "--log-level", "warning"]  # fmt: skip
     seat = Seat(url, command)
     stack.callback(seat.reap)
     return seat

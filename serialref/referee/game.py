@@ -324,7 +324,7 @@ class GameReferee:
             )
         )
         inform = records.inform(self.game.fen, self._inform_tags(verdict))
-        conclude = records.conclude(self.game.fen, clock.cc_seconds())
+        conclude = records.conclude(self.game.fen, clock.consumed_ms())
         present = [port for port in PORTS if self._sessions[port].signed_on]
         for port in present:
             self._host.send(port, inform)
@@ -348,7 +348,7 @@ class GameReferee:
             return
         line = records.respond_line(
             game.fen if san is None else game.previous_fen,
-            clock.cc_seconds(self._host.now()),
+            clock.consumed_ms(self._host.now()),
             san,
             draw_offer=self._offer_pending and san is not None,
         )

@@ -10,26 +10,66 @@ move in UCI order. Behaviours:
 - ``obey-stop``: searches until ``stop``, printing a principal variation first;
 - ``deaf``: prints a principal variation on ``go``, then answers nothing, ``stop`` included;
 - ``silent``: answers neither ``go`` nor ``stop`` and prints no variation;
-- ``illegal-later``: answers the first ``go`` as ``normal``, later ones with ``e2e5``.
+- ``illegal-later``: answers the first ``go`` as ``normal``, later ones with ``e2e5``;
+- ``fresh``: as ``normal``, but never plays into a position the game has had before, so
+  that no repetition ends a game early;
+- ``trust-clock:N``: as ``fresh``, and trusts the clock it is told completely. From move 4
+  it spends all of its time (``wtime``/``btime``) but 30 ms, or that divided by
+  ``movestogo``, then answers (at once on ``stop``); from move N it scores ``cp -1000``
+  and answers at once, so a client with ``--resign-below`` resigns there.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import sys
+import threading
+import time
 from pathlib import Path
 
 import chess
 
 PREFERRED = ("e2e4", "e7e5")
+TRUSTED_FROM = 4
+"""The move from which ``trust-clock`` spends all the time it is told."""
+KEPT_BACK = 0.03
+"""Seconds of its clock ``trust-clock`` does not spend."""
 
 
-def choose(board: chess.Board) -> chess.Move:
-    for uci in PREFERRED:
-        move = chess.Move.from_uci(uci)
-        if move in board.legal_moves:
-            return move
-    return sorted(board.legal_moves, key=chess.Move.uci)[0]
+def choose(board: chess.Board, *, fresh: bool = False) -> chess.Move:
+    """The preferred move, else the first legal one in UCI order; ``fresh``: one that
+    does not bring a position back, if there is one."""
+    moves = [chess.Move.from_uci(uci) for uci in PREFERRED]
+    moves = [move for move in moves if move in board.legal_moves]
+    moves += sorted(board.legal_moves, key=chess.Move.uci)
+    if fresh:
+        moves.sort(key=lambda move: _repeats(board, move))  # stable: the order otherwise
+    return moves[0]
+
+
+def _repeats(board: chess.Board, move: chess.Move) -> bool:
+    board.push(move)
+    try:
+        return board.is_repetition(2)
+    finally:
+        board.pop()
+
+
+def read_lines(lines: queue.SimpleQueue[str | None]) -> None:
+    """stdin, line by line, so that a search can wait for ``stop`` and its time at once."""
+    for line in sys.stdin:
+        lines.put(line)
+    lines.put(None)
+
+
+def trusted_time(board: chess.Board, words: list[str], resign_at: int) -> float:
+    """Seconds ``trust-clock`` spends on this ``go``: its clock but KEPT_BACK, per move to go."""
+    if board.fullmove_number < TRUSTED_FROM or board.fullmove_number >= resign_at:
+        return 0.0
+    told = {name: int(value) for name, value in zip(words[1::2], words[2::2], strict=False)}
+    own = told["wtime" if board.turn == chess.WHITE else "btime"] / 1000
+    return max(0.0, own - KEPT_BACK) / told.get("movestogo", 1)
 
 
 def main() -> None:
@@ -37,7 +77,9 @@ def main() -> None:
     board = chess.Board()
     searching: chess.Move | None = None
     answered = False
-    for line in sys.stdin:
+    lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+    threading.Thread(target=read_lines, args=(lines,), daemon=True).start()
+    while (line := lines.get()) is not None:
         with log.open("a") as record:
             record.write(line)
         words = line.split()
@@ -68,9 +110,10 @@ def main() -> None:
             if behaviour == "crash" or (behaviour == "crash-once" and not crashed.exists()):
                 crashed.write_text("x")
                 sys.exit(3)
-            move = choose(board)
+            fresh = behaviour == "fresh" or behaviour.startswith("trust-clock:")
+            move = choose(board, fresh=fresh)
             board.push(move)
-            answer = choose(board) if board.legal_moves else None
+            answer = choose(board, fresh=fresh) if board.legal_moves else None
             board.pop()
             pv = f"{move.uci()} {answer.uci()}" if answer else move.uci()
             if behaviour != "silent":
@@ -80,6 +123,22 @@ def main() -> None:
                 continue
             if behaviour == "illegal-later" and answered:
                 move = chess.Move.from_uci("e2e5")
+            if behaviour.startswith("trust-clock:"):
+                resign_at = int(behaviour.split(":")[1])
+                if board.fullmove_number >= resign_at:
+                    print("info depth 3 score cp -1000 pv " + move.uci(), flush=True)
+                thinking_until = time.monotonic() + trusted_time(board, words, resign_at)
+                while (left := thinking_until - time.monotonic()) > 0:
+                    try:
+                        heard = lines.get(timeout=left)
+                    except queue.Empty:
+                        break
+                    if heard is None:
+                        break
+                    with log.open("a") as record:
+                        record.write(heard)
+                    if heard.split()[:1] in (["stop"], ["quit"]):
+                        break
             answered = True
             print(f"bestmove {move.uci()}", flush=True)
         elif command == "stop" and searching is not None and behaviour == "obey-stop":

@@ -40,7 +40,7 @@ def client_on(port: str, peer: Peer | None = None, **options: object) -> Iterato
     options.setdefault("name", "Tester")
 
     def run() -> int:
-        return run_client(port, RandomPlayer(1), **options)  # type: ignore[arg-type]
+        return run_client(port, RandomPlayer(1), once=True, **options)  # type: ignore[arg-type]
 
     client = ClientThread(run)
     client.start()
@@ -82,13 +82,13 @@ def test_client_signs_on_plays_and_leaves_on_disconnect(
         board.push(first.move("sm", board))
 
         answer = next(iter(board.legal_moves))
-        peer.send_line(line(records.respond(board, (1, 2), board.san(answer))))
+        peer.send_line(line(records.respond(board, (1_000, 2_000), board.san(answer))))
         board.push(answer)
         second = read_request(peer)
         assert second.position == EpdRecord.from_board(board).position
         assert second.move("sm", board) in board.legal_moves
 
-        peer.send_line(line(records.conclude(board, (2, 2))))
+        peer.send_line(line(records.conclude(board, (2_000, 2_000))))
         peer.send_line(line(records.disconnect(board)))
         assert client.result() == 0
 
@@ -144,7 +144,7 @@ def test_a_lost_line_is_reopened_and_the_client_signs_on_again() -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         server.settimeout(TIMEOUT)
         url = f"socket://127.0.0.1:{server.getsockname()[1]}"
-        client = ClientThread(lambda: run_client(url, RandomPlayer(1), name="Tester"))
+        client = ClientThread(lambda: run_client(url, RandomPlayer(1), name="Tester", once=True))
         client.start()
         try:
             connection, _ = server.accept()
@@ -205,7 +205,7 @@ def test_sigterm_makes_the_client_sign_off(null_modem: tuple[str, Peer]) -> None
 def test_factory_players_run_a_whole_exchange(null_modem: tuple[str, Peer]) -> None:
     path, peer = null_modem
     player = make_builtin_player("greedy", 3)
-    client = ClientThread(lambda: run_client(path, player))
+    client = ClientThread(lambda: run_client(path, player, once=True))
     client.start()
     try:
         assert read_request(peer).operand_texts("tcsi") == ("", "serialref greedy")
@@ -233,7 +233,7 @@ class EngineClient:
         engine = shlex.join(
             [sys.executable, str(ENGINES / "fake_uci.py"), behaviour, "cp 0", str(self.engine_log)]
         )
-        command = ["client", port, "--engine", engine, "--log", str(self.client_log)]
+        command = ["client", port, "--engine", engine, "--once", "--log", str(self.client_log)]
         self.process = subprocess.Popen(
             [sys.executable, "-m", "serialref", *command],
             stdin=subprocess.DEVNULL,
@@ -304,7 +304,7 @@ def test_a_search_the_referee_moved_on_from_is_stopped_and_never_answered(
         start_game(peer, chess.Board())
         client.await_engine(lambda commands: searching(commands, 1))
         if crossing == "conclude":
-            peer.send_line(line(records.conclude(chess.Board(), (3, 0))))
+            peer.send_line(line(records.conclude(chess.Board(), (3_000, 0))))
         else:
             peer.send_line(line(records.reset(chess.Board())))
         client.await_engine(lambda commands: stopped(commands, 1))
@@ -313,7 +313,7 @@ def test_a_search_the_referee_moved_on_from_is_stopped_and_never_answered(
         # until the client stops it before the flag, and that reply is the first line.
         after_e4 = chess.Board()
         after_e4.push_san("e4")
-        start_game(peer, after_e4, consumed=(0, 59))
+        start_game(peer, after_e4, consumed=(0, 59_000))
         first = read_request(peer)
         assert first.operand_texts("refreq") == ("reply",)
         assert first.position == EpdRecord.from_board(after_e4).position
@@ -337,7 +337,7 @@ def test_only_the_newest_respond_is_answered_by_a_client_process(
         # A newer respond crosses the search: another position, little time left.
         after_d4 = chess.Board()
         after_d4.push_san("d4")
-        peer.send_line(line(records.respond(after_d4, (0, 59), None)))
+        peer.send_line(line(records.respond(after_d4, (0, 59_000), None)))
         reply = read_request(peer)
         assert reply.position == EpdRecord.from_board(after_d4).position
         with pytest.raises(TimeoutError):
@@ -360,7 +360,7 @@ def test_an_engine_that_never_answers_still_moves_before_the_flag(
         peer.send_line(line(records.reset(board)))
         peer.send_line(line(records.inform(board, [("TimeControl", "60+1")])))
         asked = time.monotonic()
-        peer.send_line(line(records.respond(board, (58, 0), None)))  # 2 s left
+        peer.send_line(line(records.respond(board, (58_000, 0), None)))  # 2 s left
         reply = read_request(peer)
         answered = time.monotonic()
         assert answered - asked < 2.0  # the flag
@@ -405,7 +405,7 @@ def test_a_fractional_time_control_end_to_end(tmp_path: Path) -> None:
         players = [
             subprocess.Popen(
                 [sys.executable, "-m", "serialref", "client", path, "--player", kind,
-                 "--seed", "5", "--log-level", "info", "--log", str(log)],
+                 "--seed", "5", "--once", "--log-level", "info", "--log", str(log)],
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
             )
@@ -448,7 +448,7 @@ def test_a_player_that_breaks_is_reported_as_a_fault(
             raise RuntimeError("a bug")
 
     path, peer = null_modem
-    client = ClientThread(lambda: run_client(path, Broken(1), name="Tester"))
+    client = ClientThread(lambda: run_client(path, Broken(1), name="Tester", once=True))
     client.start()
     try:
         read_request(peer)

@@ -63,7 +63,7 @@ class Referee:
             for cable, seed in zip(self.cables, ("1", "2"), strict=True):
                 self.players.append(subprocess.Popen(
                     [sys.executable, "-m", "serialref", "client", cable.path_b,
-                     "--player", "random", "--seed", seed, "--pace", "60"],
+                     "--player", "random", "--seed", seed, "--pace", "60", "--once"],
                     stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 ))  # fmt: skip
         return process

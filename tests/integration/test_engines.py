@@ -82,6 +82,7 @@ class Match:
             command = [
                 *_serialref("client", cable.path_b),
                 *engine,
+                "--once",
                 "--movetime",
                 "40",
                 "--log",

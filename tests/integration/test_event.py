@@ -17,6 +17,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,6 +30,7 @@ from serialref.errors import ControlError
 from serialref.events import RefereeStalled
 from serialref.recorders.journal import read_journal
 from serialref.referee.loop import STALL_THRESHOLD
+from serialref.testing import null_modem_cable
 
 # Alpha and Delta are on virtual serial cables; Beta and Gamma connect over TCP.
 PLAYERS = [("Alpha", "random", 1), ("Beta", "greedy", 2), ("Gamma", "greedy", 3),
@@ -136,6 +138,49 @@ def test_a_double_round_robin_killed_twice_finishes_with_every_game_once(tmp_pat
     text = output.read_text(encoding="utf-8")
     assert printed_standings(text) == independent_standings(games)
     assert "resuming the event" in text
+
+
+def test_players_on_serial_seats_started_once_play_every_pairing(tmp_path: Path) -> None:
+    """Each player PC runs ``serialref client`` once (docs/raspberry-pi.md): after each
+    pairing's ``disconnect`` it stays on its line and signs on again for the next."""
+    names = ("Alpha", "Beta", "Gamma")
+    with ExitStack() as stack:
+        cables = [stack.enter_context(null_modem_cable()) for _ in names]
+        seats = "".join(f'\n[[players]]\nname = "{name}"\nseat = "{cable.path_a}"\n'
+                        for name, cable in zip(names, cables, strict=True))  # fmt: skip
+        config = tmp_path / "event.toml"
+        config.write_text(
+            'event = "Seats"\nformat = "round-robin"\ngames = 1\ntc = "30+0.3"\n'
+            f'reset_delay = 0.05\nconclude_delay = 0.05\ndirectory = "out"\n{seats}',
+            encoding="utf-8",
+        )
+        clients = []
+        for seed, (name, cable) in enumerate(zip(names, cables, strict=True), start=1):
+            client = subprocess.Popen(
+                [sys.executable, "-m", "serialref", "client", cable.path_b, "--player", "greedy",
+                 "--seed", str(seed), "--name", name, "--log", str(tmp_path / f"{name}.log")],
+                stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            stack.callback(_ended, client)
+            clients.append(client)
+        output = tmp_path / "stdout.txt"
+        event = start_event(config, output)
+        stack.callback(_ended, event)
+        assert event.wait(timeout=120) == 0, output.read_text(encoding="utf-8")[-3000:]
+        assert [client.poll() for client in clients] == [None] * len(names)
+        for client in clients:
+            client.send_signal(signal.SIGTERM)
+            assert client.wait(timeout=20) == 0
+    games = pgn_games(tmp_path / "out" / "event.pgn")
+    pairings = {frozenset((game["White"], game["Black"])) for game in games}
+    assert len(games) == 3 and len(pairings) == 3
+
+
+def _ended(process: subprocess.Popen[bytes]) -> None:
+    """A process the test left running is killed."""
+    if process.poll() is None:
+        process.kill()
+        process.wait()
 
 
 def test_a_match_with_sprt_stops_when_the_test_decides(tmp_path: Path) -> None:

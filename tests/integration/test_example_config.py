@@ -37,7 +37,7 @@ def test_a_match_from_the_example_configuration_with_the_ports_overridden(tmp_pa
             time.sleep(0.005)  # another process's file: nothing to wait on but the file
         players = [
             subprocess.Popen([sys.executable, "-m", "serialref", "client", path,
-                              "--player", kind, "--seed", "3"], stdin=subprocess.DEVNULL,
+                              "--player", kind, "--seed", "3", "--once"], stdin=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
             for path, kind in [(cable_a.path_b, "greedy"), (cable_b.path_b, "random")]
         ]  # fmt: skip

@@ -3,7 +3,9 @@
 The transcript is replayed against a real ``serialref run``: every line a player sent
 in the document is sent, every line the referee sent must arrive byte for byte, on the
 right port, and the referee's journal must hold the whole exchange in the document's
-order. Only the Date tag may differ (the document was made on another day).
+order. Only the Date tag may differ (the document was made on another day), and the
+milliseconds of ``ccms``, which are the real run's, as long as they are the ``cc`` of
+the same record to the second.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import NamedTuple
 
+from serialref.epd.clockvalue import parse_clock
 from serialref.testing import Peer, null_modem
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 _LINE = re.compile(r"(?:(?P<player>[AB]) -> ref|ref -> (?P<to>[AB])): (?P<text>.+)")
 _DATE = re.compile(r'Date "\d{4}\.\d\d\.\d\d"')
+_CLOCKS = re.compile(r"cc (\S+) (\S+); ccms (\d+) (\d+);")
 
 
 class Exchange(NamedTuple):
@@ -50,7 +54,14 @@ def transcript() -> tuple[list[str], list[Exchange]]:
 
 
 def undated(text: str) -> str:
-    return _DATE.sub('Date "YYYY.MM.DD"', text)
+    """The record without what another run may change: the date, ccms's milliseconds."""
+    return _CLOCKS.sub(_seconds_only, _DATE.sub('Date "YYYY.MM.DD"', text))
+
+
+def _seconds_only(clocks: re.Match[str]) -> str:
+    white, black = (parse_clock(clocks[index]) for index in (1, 2))
+    assert (int(clocks[3]) // 1000, int(clocks[4]) // 1000) == (white, black), clocks[0]
+    return f"cc {clocks[1]} {clocks[2]}; ccms W B;"
 
 
 def test_the_documented_game_is_what_the_referee_does(tmp_path: Path) -> None:

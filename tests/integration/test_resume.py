@@ -24,6 +24,7 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
+from serialref.cli import EXIT_INTERRUPTED
 from serialref.testing import NullModemCable, null_modem_cable
 
 GAMES = 2
@@ -35,6 +36,7 @@ class Match:
     directory: Path
     cables: tuple[NullModemCable, NullModemCable]
     players: list[subprocess.Popen[bytes]]
+    once: bool = True  # the players leave at disconnect; otherwise they stay for the next run
 
     def start_players(self) -> None:
         """Start the players once the referee listens: opening a port discards waiting input."""
@@ -45,7 +47,8 @@ class Match:
         for cable, kind, seed in zip(self.cables, ("greedy", "random"), ("1", "2"), strict=True):
             self.players.append(subprocess.Popen(
                 [sys.executable, "-m", "serialref", "client", cable.path_b,
-                 "--player", kind, "--seed", seed, "--log", str(self.directory / f"{kind}.log")],
+                 "--player", kind, "--seed", seed, "--log", str(self.directory / f"{kind}.log"),
+                 *(["--once"] if self.once else [])],
                 stdin=subprocess.DEVNULL,
             ))  # fmt: skip
 
@@ -97,11 +100,11 @@ class Match:
 
 
 @contextmanager
-def match_setup(directory: Path) -> Iterator[Match]:
+def match_setup(directory: Path, *, once: bool = True) -> Iterator[Match]:
     """Two cables; a seeded built-in player goes on the far end of each."""
     with ExitStack() as stack:
         cables = (stack.enter_context(null_modem_cable()), stack.enter_context(null_modem_cable()))
-        match = Match(directory, cables, [])
+        match = Match(directory, cables, [], once)
         try:
             yield match
         finally:
@@ -270,3 +273,38 @@ def test_a_finished_match_in_the_journal_starts_a_new_match(
     assert b"starting a new match" in stderr
     assert match.games() == reference + reference
     assert os.path.getsize(match.journal) > 0
+
+
+def test_ctrl_c_and_the_same_command_again_finish_the_match_with_the_players_started_once(
+    reference: list[tuple[str, list[str]]], tmp_path: Path
+) -> None:
+    """An operator's Ctrl-C (SIGINT): the players are told ``disconnect`` and stay on their
+    lines, signing on every 5 s; the same command again takes them back mid-game."""
+    with match_setup(tmp_path, once=False) as match:
+        first = match.referee()
+        try:
+            wait_for(lambda: moves(8)(match) or first.poll() is not None, "eight moves")
+            first.send_signal(signal.SIGINT)
+            assert first.wait(timeout=20) == EXIT_INTERRUPTED
+        finally:
+            _stop(first)
+        assert [player.poll() for player in match.players] == [None, None]
+        again = match.referee()
+        try:
+            match.finish(again)
+        finally:
+            _stop(again)
+        assert [player.poll() for player in match.players] == [None, None]
+        for player in match.players:
+            player.send_signal(signal.SIGTERM)
+            assert player.wait(timeout=20) == 0
+    assert match.games() == reference
+    assert count(match, lambda e: e["event"] == "MatchStarted") == 2
+    assert_no_clock_set_back(match)
+
+
+def _stop(referee: subprocess.Popen[bytes]) -> None:
+    """A referee the test gave up on is killed, not left holding the cables' ports."""
+    if referee.poll() is None:
+        referee.kill()
+    referee.communicate()

@@ -36,8 +36,8 @@ def play_match(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str
         early = [referee.stderr.readline() for _ in range(2)]
         assert all(" opened " in line for line in early), early
         players = [
-            subprocess.Popen([*SERIALREF, "client", path, "--player", kind, "--seed", seed],
-                             stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.Popen([*SERIALREF, "client", path, "--player", kind, "--seed", seed,
+                              "--once"], stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             for path, (kind, seed) in zip((cable_a.path_b, cable_b.path_b), PLAYERS, strict=True)
         ]  # fmt: skip
         out, err = referee.communicate(timeout=60)
@@ -123,7 +123,7 @@ def test_the_client_logs_what_its_log_level_asks_for(
 ) -> None:
     path, peer = null_modem
     client = subprocess.Popen(
-        [*SERIALREF, "client", path, "--player", "random", "--log-level", level],
+        [*SERIALREF, "client", path, "--player", "random", "--once", "--log-level", level],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

@@ -91,7 +91,8 @@ def test_the_standby_finishes_the_match_of_a_primary_killed_mid_game(
         for cable, kind, seed in zip(cables, ("greedy", "random"), ("1", "2"), strict=True):
             stack.enter_context(process(
                 [sys.executable, "-m", "serialref", "client", cable.path_b,
-                 "--player", kind, "--seed", seed, "--log", str(tmp_path / f"{kind}.log")],
+                 "--player", kind, "--seed", seed, "--once",
+                 "--log", str(tmp_path / f"{kind}.log")],
             ))  # fmt: skip
         key = tmp_path / "replication.key"
         subprocess.run([*SERIALREF, "keygen", str(key)], check=True, capture_output=True)

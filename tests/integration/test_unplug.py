@@ -68,7 +68,7 @@ def test_a_player_whose_cable_is_replaced_mid_game_is_restored(tmp_path: Path) -
         players = [
             subprocess.Popen(
                 [sys.executable, "-m", "serialref", "client", path, "--player", kind,
-                 "--seed", seed, "--log", str(tmp_path / f"{kind}.log")],
+                 "--seed", seed, "--once", "--log", str(tmp_path / f"{kind}.log")],
                 stdin=subprocess.DEVNULL,
             )
             for path, kind, seed in [(cable_a.path_b, "greedy", "1"),
