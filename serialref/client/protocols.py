@@ -26,12 +26,21 @@ python-chess speaks both protocols well; the client asks four things more of the
   says anything but an echo or a refusal, and :attr:`Dialect.refusal` resolves when it
   rejects the handshake command (or, asked ``uci``, announces XBoard ``feature`` lines).
 
-GNU Chess 6 (Debian's ``gnuchess --xboard``) needs four allowances more, all in
-:class:`XBoardEngine`. Its start-up only advances while input keeps arriving, so the
-handshake is warmed up: ``xboard`` and ``protover 2``, then one more ``xboard`` (a no-op
-for every engine) every 50 ms until the features are complete, before python-chess's
-own handshake (which gives the feature exchange 2 s) runs; a prompt engine answers
-before the first repetition and merely does the feature exchange twice. It announces
+GNU Chess 6 (Debian's ``gnuchess``) needs four allowances more, all in
+:class:`XBoardEngine`. Its start-up can drop the line that follows the first one: its
+input thread reads standard input through a buffer, and its adapter thread, once it
+starts, switches that buffer off and so discards what was read past the first line
+(``protover 2`` after ``xboard``). That switch waits for the input's lock, which the
+input thread holds while it waits for a line, so the start-up only advances while
+input keeps arriving. So the handshake is warmed up: ``xboard``, then ``protover 2``
+at once and again every 50 ms until a ``feature`` line shows it was heard (the
+adapter, which answers it, has then started), then the features' ``done=1`` is
+awaited before python-chess's own handshake (which gives the feature exchange 2 s)
+runs. A prompt engine answers the first ``protover`` and merely does the feature
+exchange twice; the ``feature`` lines of a repeated ``protover`` that arrive after
+the handshake are dropped. Until it hears ``xboard`` it prints a prompt without a
+line end, so its first answer can read ``White (1) : Invalid move: uci``: refusals
+and ``feature`` lines are recognised wherever they stand on the line. It announces
 moves in the pre-``move`` CECP forms (``My move is : e2e4``, echoed as ``1. ... e2e4``),
 which are translated or dropped. It echoes other lines python-chess does not know
 (``TCMove = 35``, ``1. e7e5``, ``Fischer increment of 0 seconds.``), dropped here
@@ -71,11 +80,12 @@ _NUDGE_INTERVAL = 0.05
 """Seconds between the lines that wake an engine whose start-up waits for input."""
 
 _REFUSAL = re.compile(
-    r"^\s*(?:Error\s*(?:\([^()]*\))?|Illegal move\s*(?:\([^()]*\))?|Invalid move"
+    r"(?:^|\s)(?:Error\s*(?:\([^()]*\))?|Illegal move\s*(?:\([^()]*\))?|Invalid move"
     r"|Unknown command)\s*:\s*'?(?P<command>[^\s']+)",
     re.IGNORECASE,
 )
-"""An engine refusing a command: ``Error (unknown command): sd``, ``Invalid move: sd 2``."""
+"""An engine refusing a command: ``Error (unknown command): sd``, ``Invalid move: sd 2``,
+also after a prompt (``White (1) : Invalid move: uci``); searched for, not matched."""
 
 _XBOARD_COMMANDS = frozenset(
     [
@@ -88,8 +98,9 @@ _XBOARD_COMMANDS = frozenset(
 )
 """Commands python-chess sends to XBoard engines; refusing anything else is refusing a move."""
 
-_FEATURES_DONE = re.compile(r"^\s*feature\b.*\bdone=1\b")
-_FEATURE = re.compile(r"^\s*feature\b")
+_FEATURES_DONE = re.compile(r"(?:^|\s)feature\b.*\bdone=1\b")
+_FEATURE = re.compile(r"(?:^|\s)feature\b")
+"""XBoard's ``feature`` lines, also after a prompt; both searched for, not matched."""
 _UCI_SPEECH = re.compile(r"^\s*(?:id|option|uciok)\b")
 _UCI_PV = re.compile(r"\bpv\s+(.*)$")
 
@@ -182,7 +193,7 @@ class Dialect:
         if line.strip() in handshake_commands and not self.refusal.done():
             self.refusal.set_result(line)
             return True
-        match = _REFUSAL.match(line)
+        match = _REFUSAL.search(line)
         if match is None:
             return False
         command = match.group("command")
@@ -243,7 +254,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         if not self.initialized:
             if _UCI_SPEECH.match(line):
                 self.spoke = True
-            elif _FEATURE.match(line) and not self.refusal.done():
+            elif _FEATURE.search(line) and not self.refusal.done():
                 self.refusal.set_result(line)  # an XBoard engine announcing itself
             elif self._refused(line, frozenset({"uci"})):
                 return
@@ -359,7 +370,6 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
         """Warm the engine up (see the module docstring), then python-chess's handshake."""
         self._warm_up = self.loop.create_future()
         self.send_line("xboard")
-        self.send_line("protover 2")
         nudges = self.loop.create_task(self._nudge())
         try:
             await self._warm_up
@@ -368,19 +378,23 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
             nudges.cancel()
 
     async def _nudge(self) -> None:
-        while True:
+        """``protover 2`` now and every 50 ms until the engine shows it heard one."""
+        while not (self.spoke or self.refusal.done()):
+            self.send_line("protover 2")
             await asyncio.sleep(_NUDGE_INTERVAL)
-            self.send_line("xboard")
 
     def _line_received(self, line: str) -> None:
         if self._warm_up is not None and not self._warm_up.done():
             LOGGER.debug("%s: >> %s (warm-up)", self, escape(line))
-            if _FEATURE.match(line):
+            if _FEATURE.search(line):
                 self.spoke = True
-            if _FEATURES_DONE.match(line):
+            if _FEATURES_DONE.search(line):
                 self._warm_up.set_result(None)
             elif not self._refused(line, frozenset({"xboard", "protover"})):
                 self.alive = True
+            return
+        if self.initialized and _FEATURE.search(line):
+            LOGGER.debug("%s: >> %s (a repeated protover's answer, ignored)", self, escape(line))
             return
         if _ECHOES.match(line):
             LOGGER.debug("%s: >> %s (echo, ignored)", self, escape(line))

@@ -10,13 +10,16 @@ move in UCI order. Behaviours:
 - ``obey-stop``: searches until ``stop``, printing a principal variation first;
 - ``deaf``: prints a principal variation on ``go``, then answers nothing, ``stop`` included;
 - ``silent``: answers neither ``go`` nor ``stop`` and prints no variation;
-- ``illegal-later``: answers the first ``go`` as ``normal``, later ones with ``e2e5``.
+- ``illegal-later``: answers the first ``go`` as ``normal``, later ones with ``e2e5``;
+- ``slow-start``: says nothing for its first 3 s (an engine starting on a busy machine),
+  then plays as ``normal``.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import chess
@@ -37,6 +40,8 @@ def main() -> None:
     board = chess.Board()
     searching: chess.Move | None = None
     answered = False
+    if behaviour == "slow-start":
+        time.sleep(3.0)
     for line in sys.stdin:
         with log.open("a") as record:
             record.write(line)
