@@ -12,7 +12,9 @@ move in UCI order. Behaviours:
 - ``silent``: answers neither ``go`` nor ``stop`` and prints no variation;
 - ``illegal-later``: answers the first ``go`` as ``normal``, later ones with ``e2e5``;
 - ``slow-start``: says nothing for its first 3 s (an engine starting on a busy machine),
-  then plays as ``normal``.
+  then plays as ``normal``;
+- ``remembers``: as ``normal``, but its score is ``cp N`` for the Nth search since
+  ``ucinewgame`` (a hash table that carries one position's search into the next).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def main() -> None:
     board = chess.Board()
     searching: chess.Move | None = None
     answered = False
+    searches = 0  # since ucinewgame
     if behaviour == "slow-start":
         time.sleep(3.0)
     for line in sys.stdin:
@@ -61,6 +64,8 @@ def main() -> None:
             print("uciok", flush=True)
         elif command == "isready":
             print("readyok", flush=True)
+        elif command == "ucinewgame":
+            searches = 0
         elif command == "position":
             board = chess.Board() if words[1] == "startpos" else chess.Board(
                 " ".join(words[2:8])
@@ -78,6 +83,9 @@ def main() -> None:
             answer = choose(board) if board.legal_moves else None
             board.pop()
             pv = f"{move.uci()} {answer.uci()}" if answer else move.uci()
+            searches += 1
+            if behaviour == "remembers":
+                score = f"cp {searches}"
             if behaviour != "silent":
                 print(f"info depth 3 score {score} nodes 1234 time 2500 pv {pv}", flush=True)
             if behaviour in ("obey-stop", "deaf", "silent"):
