@@ -11,6 +11,13 @@ python-chess speaks both protocols well; the client asks four things more of the
   answer, the same final information, and keep the latest principal variation, read
   into moves only when asked for (:meth:`Dialect.variation`), so that an engine that
   ignores ``stop`` still leaves the client a move to play.
+- **Output read in bounded time and memory.** python-chess cuts each line off the
+  rest of what it read, copying the rest every time, and keeps a line however long it
+  grows; an engine printing megabytes of progress a move kept the client from its own
+  deadline. :meth:`Dialect.pipe_data_received` splits each read once and keeps the
+  first :data:`MAX_LINE` bytes of a line: what python-chess's tokenizer (which copies
+  the line's rest for every word) is given stays small, and so does the memory an
+  engine's output can take.
 - **A search in one write.** python-chess's ``play`` starts each search afresh: it
   checks the managed options and writes the game's whole history. :meth:`UciEngine.search`
   keeps the ``position`` line from move to move, adds only the new moves and sends it
@@ -76,6 +83,12 @@ LOGGER = logging.getLogger(__name__)
 PROGRESS = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
 """What python-chess parses of the progress lines; the variation is read apart, once."""
 
+MAX_LINE = 16 * 1024
+"""Bytes of an engine's output line that are read: a variation of some 3,000 plies.
+
+The rest of a longer line is dropped (its variation then ends early).
+"""
+
 _NUDGE_INTERVAL = 0.05
 """Seconds between the lines that wake an engine whose start-up waits for input."""
 
@@ -117,12 +130,14 @@ _ECHOES = re.compile(
 """GNU Chess's echoes and chatter, which python-chess would warn about line by line."""
 
 _MOVE_NUMBER = re.compile(r"^\d+\.+$")
+_POST = re.compile(r"\d\S*(?:\s+\S+){3}")
+"""An XBoard post line: ply, score, time and nodes, then the variation."""
 
-class Dialect:
+class Dialect(chess.engine.Protocol):
     """What both engine classes add to python-chess; see the module docstring.
 
-    A mixin: the engine classes below inherit it before python-chess's protocol, and
-    call :meth:`_dialect_init` from their constructor.
+    The engine classes below inherit it before python-chess's protocol of their
+    engines, and call :meth:`_dialect_init` from their constructor.
     """
 
     board: chess.Board
@@ -140,6 +155,34 @@ class Dialect:
         self.refusal = loop.create_future()
         self._held: list[str] = []
         self._stop_sent = False
+        self._unfinished = b""
+        self._cut = False
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        """Split what was read from the engine into lines, once, and pass each on with
+        at most :data:`MAX_LINE` bytes (see the module docstring)."""
+        if fd != 1 or isinstance(data, str):
+            super().pipe_data_received(fd, data)
+            return
+        lines = data.split(b"\n")
+        lines[0] = self._unfinished + lines[0]
+        unfinished = lines.pop()
+        if len(unfinished) > MAX_LINE:
+            self._note_cut()
+        self._unfinished = unfinished[:MAX_LINE]
+        for line in lines:
+            if len(line) > MAX_LINE:
+                self._note_cut()
+            text = line[:MAX_LINE].removesuffix(b"\r").decode("utf-8", "replace")
+            self._line_received(text)
+
+    def _note_cut(self) -> None:
+        """One warning per engine process that prints a line too long to be read whole."""
+        if not self._cut:
+            self._cut = True
+            LOGGER.warning(
+                "%s printed a line longer than %d bytes: the rest is dropped", self, MAX_LINE
+            )
 
     def begin_search(self) -> None:
         """A new search starts: forget the last one's progress and stop."""
@@ -364,7 +407,7 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
         self._dialect_init(self.loop)
         self._warm_up: asyncio.Future[None] | None = None
         self._stale_move_possible = False
-        self._variation: list[str] = []
+        self._post_line = ""
 
     async def initialize(self) -> None:
         """Warm the engine up (see the module docstring), then python-chess's handshake."""
@@ -411,8 +454,9 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
             if not self._is_legal(announced.group(1)):
                 LOGGER.debug("%s: >> %s (stale move after a game over, ignored)", self, line)
                 return
-        elif line[:1].isdigit() and len(words := line.split()) >= 4:
-            self._variation = [word for word in words[4:] if not _MOVE_NUMBER.match(word)]
+        elif _POST.match(line):
+            # Split into words only if asked for: most such lines are superseded.
+            self._post_line = line
             self._hold(line, scored=True)  # python-chess keeps only the latest post anyway
             return
         for held in self._held_lines():
@@ -422,7 +466,7 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
     def begin_search(self) -> None:
         """As :meth:`Dialect.begin_search`, and the last search's variation is forgotten."""
         super().begin_search()
-        self._variation = []
+        self._post_line = ""
 
     async def search(
         self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool
@@ -432,7 +476,8 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
 
     def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
         """The variation's words are SAN or coordinates, read move by move from ``board``."""
-        return _played_variation(board, self._variation[:limit], uci=False)
+        words = [word for word in self._post_line.split()[4:] if not _MOVE_NUMBER.match(word)]
+        return _played_variation(board, words[:limit], uci=False)
 
     def settle_options(self) -> None:
         """Nothing to do: XBoard engines are sent their few options with each ``new``."""

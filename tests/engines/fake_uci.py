@@ -13,6 +13,9 @@ move in UCI order. Behaviours:
 - ``illegal-later``: answers the first ``go`` as ``normal``, later ones with ``e2e5``;
 - ``slow-start``: says nothing for its first 3 s (an engine starting on a busy machine),
   then plays as ``normal``;
+- ``flood``: on ``go`` prints 3 MB of progress lines, each with a score and a
+  variation, the last 300 kB long (its variation has 60,000 plies), then searches
+  until ``stop``;
 - ``remembers``: as ``normal``, but its score is ``cp N`` for the Nth search since
   ``ucinewgame`` (a hash table that carries one position's search into the next).
 """
@@ -35,6 +38,29 @@ def choose(board: chess.Board) -> chess.Move:
         if move in board.legal_moves:
             return move
     return sorted(board.legal_moves, key=chess.Move.uci)[0]
+
+
+FLOOD_BYTES = 3_000_000
+LONG_PV = 30_000
+"""Times the long line repeats its variation's first two moves."""
+
+
+def flood(pv: str) -> str:
+    """Progress lines, each with a score and a variation, of about :data:`FLOOD_BYTES`."""
+    lines = []
+    size = 0
+    number = 0
+    while size < FLOOD_BYTES * 0.9:
+        number += 1
+        line = (
+            f"info depth {number % 40} seldepth 52 multipv 1 score cp {number % 97} "
+            f"nodes {number * 1000} nps 1500000 hashfull 12 tbhits 0 time {number} pv {pv}\n"
+        )
+        lines.append(line)
+        size += len(line)
+    long_pv = " ".join([" ".join(pv.split()[:2])] * LONG_PV)
+    lines.append(f"info depth 41 score cp 30 nodes {number * 1000} pv {long_pv}\n")
+    return "".join(lines)
 
 
 def main() -> None:
@@ -86,16 +112,19 @@ def main() -> None:
             searches += 1
             if behaviour == "remembers":
                 score = f"cp {searches}"
-            if behaviour != "silent":
+            if behaviour == "flood":
+                sys.stdout.write(flood(pv))
+                sys.stdout.flush()
+            elif behaviour != "silent":
                 print(f"info depth 3 score {score} nodes 1234 time 2500 pv {pv}", flush=True)
-            if behaviour in ("obey-stop", "deaf", "silent"):
+            if behaviour in ("obey-stop", "deaf", "silent", "flood"):
                 searching = move
                 continue
             if behaviour == "illegal-later" and answered:
                 move = chess.Move.from_uci("e2e5")
             answered = True
             print(f"bestmove {move.uci()}", flush=True)
-        elif command == "stop" and searching is not None and behaviour == "obey-stop":
+        elif command == "stop" and searching is not None and behaviour in ("obey-stop", "flood"):
             print(f"bestmove {searching.uci()}", flush=True)
             searching = None
         elif command == "quit":
