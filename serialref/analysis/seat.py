@@ -29,7 +29,6 @@ import chess.engine
 
 from serialref.client.engine import check_node_limit
 from serialref.client.options import EngineSettings
-from serialref.client.protocols import XBoardEngine
 from serialref.client.startup import (
     EngineProtocol,
     OpenEngine,
@@ -38,6 +37,7 @@ from serialref.client.startup import (
     find_program,
     open_engine,
 )
+from serialref.client.xboard import XBoardEngine
 from serialref.errors import ConfigError, EngineError
 
 __all__ = ["INFO", "Search", "Seat"]

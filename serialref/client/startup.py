@@ -38,7 +38,8 @@ from typing import Any
 
 import chess.engine
 
-from serialref.client.protocols import UciEngine, XBoardEngine
+from serialref.client.protocols import UciEngine
+from serialref.client.xboard import XBoardEngine
 from serialref.errors import EngineError, escape
 
 __all__ = [
