@@ -90,6 +90,23 @@ def test_analyse_gives_every_record_its_analysis_in_order(
     assert f"{len(given)} of {len(given)} records written" in result.stderr
 
 
+def test_a_record_is_analysed_the_same_alone_and_after_others(tmp_path: Path) -> None:
+    """BK.03 with a fresh engine and after BK.01 and BK.02: the same search, node for node."""
+    first_three = source_lines("bratko-kopec.epd")[:3]
+    written = []
+    for lines in (first_three[2:], first_three):
+        suite, output = tmp_path / "suite.epd", tmp_path / "out.epd"
+        suite.write_text("\n".join(lines) + "\n", encoding="latin-1")
+        serialref(
+            "analyse", str(suite), "--engine", "stockfish", "--nodes", "20000",
+            "--option", "Threads=1", "-o", str(output),
+        )  # fmt: skip
+        written.append(output.read_text(encoding="latin-1").splitlines()[-1])
+    alone, after_others = written
+    assert "id BK.03" in alone and " acn " in alone
+    assert after_others == alone
+
+
 def test_mate_finds_the_known_mates_pass_by_pass(tmp_path: Path) -> None:
     output = tmp_path / "mates.epd"
     serialref(

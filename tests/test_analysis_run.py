@@ -124,6 +124,17 @@ def test_every_record_is_analysed_in_input_order(tmp_path: Path, jobs: int) -> N
     assert sum(line.startswith("go ") for line in sent) == 10
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_record_is_analysed_the_same_whatever_comes_before_it(tmp_path: Path, jobs: int) -> None:
+    """The engine remembers what it searched since ``ucinewgame`` and says so in its score."""
+    entries = entries_of(suite(4))
+    alone, _, _ = analyse(entries[3:4], engine(tmp_path, "remembers"), jobs=jobs)
+    in_order, _, _ = analyse(entries, engine(tmp_path, "remembers"), jobs=jobs)
+    assert in_order.splitlines()[3] == alone.strip()
+    assert b"ce 1;" in alone
+    assert all(b" ce 1;" in line for line in in_order.splitlines() if b" pm " in line)
+
+
 def test_strict_leaves_bad_records_out(tmp_path: Path) -> None:
     out, err, _ = analyse(entries_of(suite(5)), engine(tmp_path), strict=True)
     assert len(out.splitlines()) == 6  # 5 positions and the checkmate; the bad line is out

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from enginetools import request, run, running, sent, timed, uci_settings, xboard
 
 from serialref.client.engine import STOP_GRACE, UNTIMED_MOVETIME, EnginePlayer
 from serialref.client.options import EngineSettings
-from serialref.client.players import Analysis, ThinkingBudget
+from serialref.client.players import Analysis, Decision, ThinkingBudget
 from serialref.client.protocols import UciEngine
 from serialref.client.startup import EngineProtocol, end_engine, open_engine
 from serialref.errors import ConfigError, EngineError
@@ -115,6 +116,38 @@ def test_an_engine_that_ignores_its_clock_is_stopped_at_the_deadline(tmp_path: P
     assert move == chess.Move.from_uci("e2e4")
     assert answered < deadline + STOP_GRACE
     assert "stop" in sent(log)
+
+
+def test_an_engine_that_floods_its_progress_is_still_stopped_at_the_deadline(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """3 MB of progress lines a move, the last (and latest with a score) 300 kB long."""
+    log = tmp_path / "uci.log"
+
+    async def scenario() -> tuple[list[Decision], list[float], list[int]]:
+        async with running(uci_settings(log, "flood")) as player:
+            decisions, late, peaks = [], [], []
+            for _ in range(2):
+                tracemalloc.start()
+                try:
+                    deadline = time.monotonic() + 0.5
+                    decisions.append(await player.think(timed(0.5)))
+                    late.append(time.monotonic() - deadline)
+                    peaks.append(tracemalloc.get_traced_memory()[1])
+                finally:
+                    tracemalloc.stop()
+            return decisions, late, peaks
+
+    decisions, late, peaks = run(scenario())
+    e4, e5 = chess.Move.from_uci("e2e4"), chess.Move.from_uci("e7e5")
+    for decision in decisions:
+        assert decision.move == e4  # the engine's own answer to 'stop'
+        assert decision.analysis is not None  # read from the long line, cut but whole enough
+        assert decision.analysis.centipawns == 30 and decision.analysis.pv[:2] == (e4, e5)
+    assert all(lateness < STOP_GRACE + 0.2 for lateness in late), late
+    assert "did not answer 'stop'" not in caplog.text
+    assert max(peaks) < 1_000_000, peaks  # a third of what the engine printed
+    assert caplog.text.count("the rest is dropped") == 1  # once per engine process
 
 
 @pytest.mark.parametrize(("behaviour", "expected"), [("deaf", "d1a1"), ("silent", None)])

@@ -53,7 +53,7 @@ def test_a_stale_move_after_a_resignation_does_not_become_the_next_first_move(
             assert player.name == "Fake XBoard"
             pid = player.pid
             assert (await player.think(request(game="game 1"))).resign
-            caplog.set_level(logging.DEBUG, logger="serialref.client.protocols")
+            caplog.set_level(logging.DEBUG, logger="serialref.client.xboard")
             decision = await player.think(request(game="game 2"))
             assert decision.move == chess.Move.from_uci("e2e4")
             assert player.pid == pid  # no restart

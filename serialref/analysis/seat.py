@@ -6,6 +6,11 @@ and ``--engine "gnuchess --xboard"`` behave exactly as they do for ``serialref
 client``. The search itself is python-chess's ``analyse`` on the caller's event loop:
 one loop drives every seat of a ``--jobs N`` run, with no thread per engine.
 
+Each position is searched as a game of its own (``ucinewgame``, XBoard's ``new``):
+what the engine kept from the positions before it (its hash table, its history) would
+otherwise decide the result, which would then depend on the file's order and on which
+seat of a ``--jobs`` run got the position.
+
 A search that fails (the engine exits, breaks the protocol, or gives no answer
 within :attr:`Seat.patience` of its limit) kills the process and raises
 :class:`~serialref.errors.EngineError`; :meth:`Seat.ready` starts a fresh one.
@@ -24,7 +29,6 @@ import chess.engine
 
 from serialref.client.engine import check_node_limit
 from serialref.client.options import EngineSettings
-from serialref.client.protocols import XBoardEngine
 from serialref.client.startup import (
     EngineProtocol,
     OpenEngine,
@@ -33,6 +37,7 @@ from serialref.client.startup import (
     find_program,
     open_engine,
 )
+from serialref.client.xboard import XBoardEngine
 from serialref.errors import ConfigError, EngineError
 
 __all__ = ["INFO", "Search", "Seat"]
@@ -110,7 +115,7 @@ class Seat:
         if isinstance(engine, XBoardEngine):
             analysis = self._played(engine, board, limit)
         else:
-            analysis = engine.analyse(board, limit, info=INFO)
+            analysis = engine.analyse(board, limit, info=INFO, game=object())
         try:
             if self.patience is None:
                 info = await analysis
@@ -136,8 +141,7 @@ class Seat:
     ) -> chess.engine.InfoDict:
         """An XBoard engine's search as a move it plays: python-chess analyses XBoard
         engines in ``analyze`` mode, which has no end but ``exit`` and which GNU Chess
-        answers with progress lines only; a move ends a search in every XBoard engine.
-        Each position is a game of its own (``new``), as in a UCI analysis."""
+        answers with progress lines only; a move ends a search in every XBoard engine."""
         played = await engine.play(board, limit, info=INFO, game=object())
         info = played.info.copy()
         pv = info.get("pv", [])

@@ -11,6 +11,13 @@ python-chess speaks both protocols well; the client asks four things more of the
   answer, the same final information, and keep the latest principal variation, read
   into moves only when asked for (:meth:`Dialect.variation`), so that an engine that
   ignores ``stop`` still leaves the client a move to play.
+- **Output read in bounded time and memory.** python-chess cuts each line off the
+  rest of what it read, copying the rest every time, and keeps a line however long it
+  grows; an engine printing megabytes of progress a move kept the client from its own
+  deadline. :meth:`Dialect.pipe_data_received` splits each read once and keeps the
+  first :data:`MAX_LINE` bytes of a line: what python-chess's tokenizer (which copies
+  the line's rest for every word) is given stays small, and so does the memory an
+  engine's output can take.
 - **A search in one write.** python-chess's ``play`` starts each search afresh: it
   checks the managed options and writes the game's whole history. :meth:`UciEngine.search`
   keeps the ``position`` line from move to move, adds only the new moves and sends it
@@ -26,24 +33,8 @@ python-chess speaks both protocols well; the client asks four things more of the
   says anything but an echo or a refusal, and :attr:`Dialect.refusal` resolves when it
   rejects the handshake command (or, asked ``uci``, announces XBoard ``feature`` lines).
 
-GNU Chess 6 (Debian's ``gnuchess --xboard``) needs four allowances more, all in
-:class:`XBoardEngine`. Its start-up only advances while input keeps arriving, so the
-handshake is warmed up: ``xboard`` and ``protover 2``, then one more ``xboard`` (a no-op
-for every engine) every 50 ms until the features are complete, before python-chess's
-own handshake (which gives the feature exchange 2 s) runs; a prompt engine answers
-before the first repetition and merely does the feature exchange twice. It announces
-moves in the pre-``move`` CECP forms (``My move is : e2e4``, echoed as ``1. ... e2e4``),
-which are translated or dropped. It echoes other lines python-chess does not know
-(``TCMove = 35``, ``1. e7e5``, ``Fischer increment of 0 seconds.``), dropped here
-rather than warned about on every move. And it answers ``ping`` from its input thread
-at once while its search thread may still announce the move it found: after
-``resign`` python-chess ends the search on the pong, and that move arrives during the
-next game's search, where python-chess would take it for the answer. A move cannot be
-told stale by timing or by position in the stream, so the rule is by legality: once a
-game-over line was seen, the first move announcement that is illegal in the position
-being searched is dropped. A legal one is passed on (an engine that prints no stale
-move keeps its first move), and either way the allowance ends there: a second
-illegal move is the engine's own fault.
+The UCI dialect is here, the XBoard one (with GNU Chess's allowances) in
+:mod:`serialref.client.xboard`.
 """
 
 from __future__ import annotations
@@ -60,58 +51,50 @@ from serialref.client.positionline import PositionLine
 from serialref.errors import escape
 from serialref.rules.fairy import FairyBoard
 
-__all__ = ["Dialect", "UciEngine", "XBoardEngine"]
+__all__ = [
+    "FEATURE",
+    "MAX_LINE",
+    "NUDGE_INTERVAL",
+    "PROGRESS",
+    "Dialect",
+    "UciEngine",
+    "played_variation",
+]
 
 LOGGER = logging.getLogger(__name__)
 
 PROGRESS = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
 """What python-chess parses of the progress lines; the variation is read apart, once."""
 
-_NUDGE_INTERVAL = 0.05
+MAX_LINE = 16 * 1024
+"""Bytes of an engine's output line that are read: a variation of some 3,000 plies.
+
+The rest of a longer line is dropped (its variation then ends early).
+"""
+
+NUDGE_INTERVAL = 0.05
 """Seconds between the lines that wake an engine whose start-up waits for input."""
 
 _REFUSAL = re.compile(
-    r"^\s*(?:Error\s*(?:\([^()]*\))?|Illegal move\s*(?:\([^()]*\))?|Invalid move"
+    r"(?:^|\s)(?:Error\s*(?:\([^()]*\))?|Illegal move\s*(?:\([^()]*\))?|Invalid move"
     r"|Unknown command)\s*:\s*'?(?P<command>[^\s']+)",
     re.IGNORECASE,
 )
-"""An engine refusing a command: ``Error (unknown command): sd``, ``Invalid move: sd 2``."""
+"""An engine refusing a command: ``Error (unknown command): sd``, ``Invalid move: sd 2``,
+also after a prompt (``White (1) : Invalid move: uci``); searched for, not matched."""
 
-_XBOARD_COMMANDS = frozenset(
-    [
-        "xboard", "protover", "accepted", "rejected", "new", "variant", "force", "go", "playother",
-        "white", "black", "level", "st", "sd", "nps", "time", "otim", "?", "ping", "draw",
-        "result", "setboard", "edit", "hint", "bk", "undo", "remove", "hard", "easy", "post",
-        "nopost", "analyze", "name", "rating", "ics", "computer", "pause", "resume", "memory",
-        "cores", "egtpath", "option", "exit", ".", "random", "quit",
-    ]
-)
-"""Commands python-chess sends to XBoard engines; refusing anything else is refusing a move."""
+FEATURE = re.compile(r"(?:^|\s)feature\b")
+"""XBoard's ``feature`` lines, also after a prompt: searched for, not matched."""
 
-_FEATURES_DONE = re.compile(r"^\s*feature\b.*\bdone=1\b")
-_FEATURE = re.compile(r"^\s*feature\b")
 _UCI_SPEECH = re.compile(r"^\s*(?:id|option|uciok)\b")
 _UCI_PV = re.compile(r"\bpv\s+(.*)$")
 
-_LEGACY_MOVE = re.compile(r"^\s*My move is\s*:\s*(\S+)\s*$")
-_MOVE_ANNOUNCEMENT = re.compile(r"^\s*move\s+(\S+)")
-_GAME_OVER = re.compile(r"^\s*(?:resign\s*$|(?:1-0|0-1|1/2-1/2)(?:\s|$))")
-"""The lines after which python-chess ends a search without a move (it pings and stops)."""
 
-_ECHOES = re.compile(
-    r"^\s*(?:\d+\s*\.\s*(?:\.\.\.\s*)?\S+\s*$"  # 1. e7e5 (theirs), 1. ... e2e4 (ours)
-    r"|Chess\s*$|TCMove\s*=|Fischer increment of\b"
-    r"|tell(?:ics|icsnoalias|user|all|opponent|others)\b)"
-)
-"""GNU Chess's echoes and chatter, which python-chess would warn about line by line."""
-
-_MOVE_NUMBER = re.compile(r"^\d+\.+$")
-
-class Dialect:
+class Dialect(chess.engine.Protocol):
     """What both engine classes add to python-chess; see the module docstring.
 
-    A mixin: the engine classes below inherit it before python-chess's protocol, and
-    call :meth:`_dialect_init` from their constructor.
+    The engine classes below inherit it before python-chess's protocol of their
+    engines, and call :meth:`_dialect_init` from their constructor.
     """
 
     board: chess.Board
@@ -129,6 +112,34 @@ class Dialect:
         self.refusal = loop.create_future()
         self._held: list[str] = []
         self._stop_sent = False
+        self._unfinished = b""
+        self._cut = False
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        """Split what was read from the engine into lines, once, and pass each on with
+        at most :data:`MAX_LINE` bytes (see the module docstring)."""
+        if fd != 1 or isinstance(data, str):
+            super().pipe_data_received(fd, data)
+            return
+        lines = data.split(b"\n")
+        lines[0] = self._unfinished + lines[0]
+        unfinished = lines.pop()
+        if len(unfinished) > MAX_LINE:
+            self._note_cut()
+        self._unfinished = unfinished[:MAX_LINE]
+        for line in lines:
+            if len(line) > MAX_LINE:
+                self._note_cut()
+            text = line[:MAX_LINE].removesuffix(b"\r").decode("utf-8", "replace")
+            self._line_received(text)
+
+    def _note_cut(self) -> None:
+        """One warning per engine process that prints a line too long to be read whole."""
+        if not self._cut:
+            self._cut = True
+            LOGGER.warning(
+                "%s printed a line longer than %d bytes: the rest is dropped", self, MAX_LINE
+            )
 
     def begin_search(self) -> None:
         """A new search starts: forget the last one's progress and stop."""
@@ -182,7 +193,7 @@ class Dialect:
         if line.strip() in handshake_commands and not self.refusal.done():
             self.refusal.set_result(line)
             return True
-        match = _REFUSAL.match(line)
+        match = _REFUSAL.search(line)
         if match is None:
             return False
         command = match.group("command")
@@ -225,7 +236,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
 
     async def _nudge(self) -> None:
         while not (self.spoke or self.refusal.done()):
-            await asyncio.sleep(_NUDGE_INTERVAL)
+            await asyncio.sleep(NUDGE_INTERVAL)
             self.send_line("")
 
     def begin_search(self) -> None:
@@ -243,7 +254,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         if not self.initialized:
             if _UCI_SPEECH.match(line):
                 self.spoke = True
-            elif _FEATURE.match(line) and not self.refusal.done():
+            elif FEATURE.search(line) and not self.refusal.done():
                 self.refusal.set_result(line)  # an XBoard engine announcing itself
             elif self._refused(line, frozenset({"uci"})):
                 return
@@ -318,7 +329,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         found = _UCI_PV.search(self._pv_line)
         words = found.group(1).split()[:limit] if found else []
         if isinstance(board, FairyBoard):
-            return _played_variation(board, words, uci=True)
+            return played_variation(board, words, uci=True)
         moves: list[chess.Move] = []
         for word in words:
             try:
@@ -343,98 +354,6 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
 
     def _send_stop(self) -> None:
         self.send_line("stop")
-
-
-class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
-    """python-chess's XBoard protocol with the client's additions and GNU Chess's allowances."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._dialect_init(self.loop)
-        self._warm_up: asyncio.Future[None] | None = None
-        self._stale_move_possible = False
-        self._variation: list[str] = []
-
-    async def initialize(self) -> None:
-        """Warm the engine up (see the module docstring), then python-chess's handshake."""
-        self._warm_up = self.loop.create_future()
-        self.send_line("xboard")
-        self.send_line("protover 2")
-        nudges = self.loop.create_task(self._nudge())
-        try:
-            await self._warm_up
-            await super().initialize()
-        finally:
-            nudges.cancel()
-
-    async def _nudge(self) -> None:
-        while True:
-            await asyncio.sleep(_NUDGE_INTERVAL)
-            self.send_line("xboard")
-
-    def _line_received(self, line: str) -> None:
-        if self._warm_up is not None and not self._warm_up.done():
-            LOGGER.debug("%s: >> %s (warm-up)", self, escape(line))
-            if _FEATURE.match(line):
-                self.spoke = True
-            if _FEATURES_DONE.match(line):
-                self._warm_up.set_result(None)
-            elif not self._refused(line, frozenset({"xboard", "protover"})):
-                self.alive = True
-            return
-        if _ECHOES.match(line):
-            LOGGER.debug("%s: >> %s (echo, ignored)", self, escape(line))
-            return
-        if self._refused(line, frozenset()):
-            return
-        legacy = _LEGACY_MOVE.match(line)
-        if legacy:
-            line = f"move {legacy.group(1)}"
-        if _GAME_OVER.match(line):
-            self._stale_move_possible = True
-        elif self._stale_move_possible and (announced := _MOVE_ANNOUNCEMENT.match(line)):
-            self._stale_move_possible = False
-            if not self._is_legal(announced.group(1)):
-                LOGGER.debug("%s: >> %s (stale move after a game over, ignored)", self, line)
-                return
-        elif line[:1].isdigit() and len(words := line.split()) >= 4:
-            self._variation = [word for word in words[4:] if not _MOVE_NUMBER.match(word)]
-            self._hold(line, scored=True)  # python-chess keeps only the latest post anyway
-            return
-        for held in self._held_lines():
-            super()._line_received(held)
-        super()._line_received(line)
-
-    def begin_search(self) -> None:
-        """As :meth:`Dialect.begin_search`, and the last search's variation is forgotten."""
-        super().begin_search()
-        self._variation = []
-
-    async def search(
-        self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool
-    ) -> chess.engine.PlayResult:
-        """python-chess's ``play``: an XBoard engine is told each move as it comes anyway."""
-        return await self.play(board, limit, game=game, info=PROGRESS, draw_offered=draw_offered)
-
-    def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
-        """The variation's words are SAN or coordinates, read move by move from ``board``."""
-        return _played_variation(board, self._variation[:limit], uci=False)
-
-    def settle_options(self) -> None:
-        """Nothing to do: XBoard engines are sent their few options with each ``new``."""
-
-    def _is_command(self, word: str) -> bool:
-        return word in _XBOARD_COMMANDS
-
-    def _send_stop(self) -> None:
-        self.send_line("?")
-
-    def _is_legal(self, announced: str) -> bool:
-        try:
-            self.board.parse_xboard(announced)
-        except ValueError:
-            return False
-        return True
 
 
 class _UciSearch(chess.engine.BaseCommand[chess.engine.PlayResult]):
@@ -482,7 +401,7 @@ class _UciSearch(chess.engine.BaseCommand[chess.engine.PlayResult]):
         self.set_finished()
 
 
-def _played_variation(board: chess.Board, words: list[str], *, uci: bool) -> tuple[chess.Move, ...]:
+def played_variation(board: chess.Board, words: list[str], *, uci: bool) -> tuple[chess.Move, ...]:
     """The moves ``words`` spell (in UCI, or XBoard's SAN or coordinates), each read and
     played on a copy of ``board``; cut at the first that cannot be."""
     line = board.copy(stack=False)

@@ -6,16 +6,15 @@ which is not on a normal user's ``PATH``: a bare program name is looked up on
 
 Without ``--protocol`` the engine is asked ``uci`` first, then (in a fresh process)
 ``xboard``/``protover 2``. A program that does not speak the protocol is usually quick
-to show it: GNU Chess answers ``uci`` with ``Invalid move: uci``, ``cat`` echoes it, a
-program that exits ends the attempt at once; a silent one is given
-:data:`PROBE_TIMEOUT`. So ``cat`` or a program that is no engine fails within about
-twice that, with one line. An engine that *does* speak the protocol (``id``/``option``
-lines, ``feature`` lines) gets the longer ``patience`` to finish its handshake, and one
-whose handshake stalls after that is started again (GNU Chess 6 now and then never
-finishes its start-up; a fresh process almost always does). So does one that merely
-says something (GNU Chess's stalls can come right after its ``Chess`` banner) when
-there is reason to expect that protocol: it was named with ``--protocol``, or the
-program refused ``uci`` in the XBoard way (``Error``, ``Illegal move``, ``Invalid move``).
+to show it: GNU Chess answers ``uci`` with ``Invalid move: uci`` (after its prompt),
+``cat`` echoes it, a program that exits ends the attempt at once; a silent one is given
+:data:`PROBE_TIMEOUT`, once per protocol. So ``cat``, ``sleep 100`` or any program that
+is no engine fails within twice that, with one line. An engine that *does* speak the
+protocol (``id``/``option`` lines, ``feature`` lines) gets the longer ``patience`` to
+finish its handshake, and one whose handshake stalls after that is started again. So
+does one that merely says something (GNU Chess's banner) when there is reason to
+expect that protocol: it was named with ``--protocol``, or the program refused ``uci``
+in the XBoard way (``Error``, ``Illegal move``, ``Invalid move``).
 
 Every process that is given up is killed and reaped before the next step, so no
 zombie is left behind, in its own process group so that a Ctrl-C is the client's.
@@ -39,7 +38,8 @@ from typing import Any
 
 import chess.engine
 
-from serialref.client.protocols import UciEngine, XBoardEngine
+from serialref.client.protocols import UciEngine
+from serialref.client.xboard import XBoardEngine
 from serialref.errors import EngineError, escape
 
 __all__ = [
@@ -59,8 +59,13 @@ LOGGER = logging.getLogger(__name__)
 ENGINE_DIRECTORIES = ("/usr/games", "/usr/local/games")
 """Where Debian and the BSDs put games, chess engines included; searched after ``PATH``."""
 
-PROBE_TIMEOUT = 2.0
-"""Seconds a silent program is given to answer a protocol's handshake command."""
+PROBE_TIMEOUT = 4.0
+"""Seconds a silent program is given to answer a protocol's handshake command.
+
+Twice the 2 s that an engine on an idle machine needs at most: a busy machine can
+delay a program's first line by seconds, and twice this is still within the 10 s in
+which a program that is no engine must be told so.
+"""
 
 REAP_TIMEOUT = 5.0
 """Seconds to wait for a killed engine process to be reaped."""
@@ -124,8 +129,7 @@ async def open_engine(
     """Start ``command`` speaking the first of ``protocols`` that it answers.
 
     ``patience`` bounds a handshake the engine has begun; a stalled one is tried
-    ``attempts`` times in all, and so is a silent one where the protocol is expected
-    (GNU Chess's start-up can stall before it prints anything). Raises
+    ``attempts`` times in all. A silent program is tried once per protocol. Raises
     :class:`EngineError` naming what each protocol got, and lets ``OSError`` from
     starting the process through to the caller.
     """
@@ -136,25 +140,21 @@ async def open_engine(
             opened, verdict = await _attempt(protocol, command, patience, expected=expected)
             if opened is not None:
                 return opened
-            if verdict != _STALLED and not (verdict == _SILENT and expected):
+            if verdict != _STALLED:
                 expected = verdict.startswith(_REFUSED_THE_XBOARD_WAY)
                 break
             LOGGER.info(
-                "%s: %s handshake %s; starting it again (attempt %d of %d)",
+                "%s: %s handshake stalled after %g s; starting it again (attempt %d of %d)",
                 command[0],
                 protocol.value,
-                f"stalled after {patience:g} s" if verdict == _STALLED else "silent",
+                patience,
                 attempt,
                 attempts,
             )
         else:
-            verdict = (
-                f"{_SILENT} ({attempts} tries)"
-                if verdict == _SILENT
-                else f"began the {protocol.value} handshake but never finished it"
-            )
-        if verdict.startswith(_SILENT):
-            verdict = verdict.replace("no answer", f"no answer to {protocol.greeting!r}", 1)
+            verdict = f"began the {protocol.value} handshake but never finished it"
+        if verdict == _SILENT:
+            verdict = f"no answer to {protocol.greeting!r} within {PROBE_TIMEOUT:g} s"
         verdicts.append(verdict)
     program = os.path.basename(command[0])
     if len(protocols) == 1:
@@ -188,9 +188,9 @@ def _set_cpus(pid: int, cpus: frozenset[int]) -> None:
 
 
 _STALLED = "stalled"
-_SILENT = f"no answer within {PROBE_TIMEOUT:g} s"
+_SILENT = "silent"
 _REFUSED_THE_XBOARD_WAY = "it refused"
-_XBOARD_REFUSAL = re.compile(r"^\s*(?:Error|Illegal move|Invalid move)\b")
+_XBOARD_REFUSAL = re.compile(r"(?:^|\s)(?:Error|Illegal move|Invalid move)\b")
 _HANDSHAKE_COMMANDS = frozenset({"uci", "xboard", "protover 2"})
 
 
@@ -211,12 +211,11 @@ async def _attempt(
     try:
         handshake = asyncio.ensure_future(engine.initialize())
         endings: set[asyncio.Future[Any]] = {handshake, engine.refusal, engine.returncode}
-        done, _ = await asyncio.wait(
-            endings, timeout=PROBE_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
-        )
+        probe = min(PROBE_TIMEOUT, patience)
+        done, _ = await asyncio.wait(endings, timeout=probe, return_when=asyncio.FIRST_COMPLETED)
         if not done and (engine.spoke or (expected and engine.alive)):
             done, _ = await asyncio.wait(
-                endings, timeout=patience - PROBE_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+                endings, timeout=patience - probe, return_when=asyncio.FIRST_COMPLETED
             )
         if handshake in done and handshake.exception() is None:
             _set_cpus(pid, _ALL_CPUS)
@@ -244,7 +243,7 @@ def _verdict(
         answer = escape(engine.refusal.result().strip())
         if answer in _HANDSHAKE_COMMANDS:
             return f"it echoed {answer!r} back"
-        if _XBOARD_REFUSAL.match(answer):
+        if _XBOARD_REFUSAL.search(answer):
             return f"{_REFUSED_THE_XBOARD_WAY} {protocol.greeting!r} with {answer!r}"
         return f"it answered {protocol.greeting!r} with {answer!r}"
     if engine.returncode.done():

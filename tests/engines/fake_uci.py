@@ -17,6 +17,13 @@ move in UCI order. Behaviours:
   it spends all of its time (``wtime``/``btime``) but 30 ms, or that divided by
   ``movestogo``, then answers (at once on ``stop``); from move N it scores ``cp -1000``
   and answers at once, so a client with ``--resign-below`` resigns there.
+- ``slow-start``: says nothing for its first 3 s (an engine starting on a busy machine),
+  then plays as ``normal``;
+- ``flood``: on ``go`` prints 3 MB of progress lines, each with a score and a
+  variation, the last 300 kB long (its variation has 60,000 plies), then searches
+  until ``stop``;
+- ``remembers``: as ``normal``, but its score is ``cp N`` for the Nth search since
+  ``ucinewgame`` (a hash table that carries one position's search into the next).
 """
 
 from __future__ import annotations
@@ -72,11 +79,37 @@ def trusted_time(board: chess.Board, words: list[str], resign_at: int) -> float:
     return max(0.0, own - KEPT_BACK) / told.get("movestogo", 1)
 
 
+FLOOD_BYTES = 3_000_000
+LONG_PV = 30_000
+"""Times the long line repeats its variation's first two moves."""
+
+
+def flood(pv: str) -> str:
+    """Progress lines, each with a score and a variation, of about :data:`FLOOD_BYTES`."""
+    lines = []
+    size = 0
+    number = 0
+    while size < FLOOD_BYTES * 0.9:
+        number += 1
+        line = (
+            f"info depth {number % 40} seldepth 52 multipv 1 score cp {number % 97} "
+            f"nodes {number * 1000} nps 1500000 hashfull 12 tbhits 0 time {number} pv {pv}\n"
+        )
+        lines.append(line)
+        size += len(line)
+    long_pv = " ".join([" ".join(pv.split()[:2])] * LONG_PV)
+    lines.append(f"info depth 41 score cp 30 nodes {number * 1000} pv {long_pv}\n")
+    return "".join(lines)
+
+
 def main() -> None:
     behaviour, score, log = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     board = chess.Board()
     searching: chess.Move | None = None
     answered = False
+    searches = 0  # since ucinewgame
+    if behaviour == "slow-start":
+        time.sleep(3.0)
     lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
     threading.Thread(target=read_lines, args=(lines,), daemon=True).start()
     while (line := lines.get()) is not None:
@@ -98,6 +131,8 @@ def main() -> None:
             print("uciok", flush=True)
         elif command == "isready":
             print("readyok", flush=True)
+        elif command == "ucinewgame":
+            searches = 0
         elif command == "position":
             board = chess.Board() if words[1] == "startpos" else chess.Board(
                 " ".join(words[2:8])
@@ -116,9 +151,15 @@ def main() -> None:
             answer = choose(board, fresh=fresh) if board.legal_moves else None
             board.pop()
             pv = f"{move.uci()} {answer.uci()}" if answer else move.uci()
-            if behaviour != "silent":
+            searches += 1
+            if behaviour == "remembers":
+                score = f"cp {searches}"
+            if behaviour == "flood":
+                sys.stdout.write(flood(pv))
+                sys.stdout.flush()
+            elif behaviour != "silent":
                 print(f"info depth 3 score {score} nodes 1234 time 2500 pv {pv}", flush=True)
-            if behaviour in ("obey-stop", "deaf", "silent"):
+            if behaviour in ("obey-stop", "deaf", "silent", "flood"):
                 searching = move
                 continue
             if behaviour == "illegal-later" and answered:
@@ -141,7 +182,7 @@ def main() -> None:
                         break
             answered = True
             print(f"bestmove {move.uci()}", flush=True)
-        elif command == "stop" and searching is not None and behaviour == "obey-stop":
+        elif command == "stop" and searching is not None and behaviour in ("obey-stop", "flood"):
             print(f"bestmove {searching.uci()}", flush=True)
             searching = None
         elif command == "quit":

@@ -1,9 +1,10 @@
 """A scripted XBoard engine that talks like GNU Chess 6: ``python fake_xboard.py BEHAVIOUR LOG``.
 
 Every line it receives is appended to LOG. Like GNU Chess it prints ``Chess`` when it
-starts, declares ``sigterm=0``, echoes ``level`` (``TCMove = 35``, ``Fischer increment
-of 0 seconds.``) and every move it is sent (``1. e7e5``), and announces its own moves
-in the legacy forms (``1. ... e2e4`` then ``My move is : e2e4``). It plays
+starts, answers ``uci`` with ``Invalid move: uci``, declares ``sigterm=0``, echoes
+``level`` (``TCMove = 35``, ``Fischer increment of 0 seconds.``) and every move it is
+sent (``1. e7e5``), and announces its own moves in the legacy forms (``1. ... e2e4``
+then ``My move is : e2e4``). It plays
 ``e2e4``/``e7e5`` when legal, else the first legal move in UCI order. Behaviours:
 
 - ``normal``: moves at once;
@@ -13,12 +14,20 @@ in the legacy forms (``1. ... e2e4`` then ``My move is : e2e4``). It plays
 - ``stale``, ``no-stale``, ``stale-then-illegal``: resigns its first game; when the second
   game starts it prints the move its first search found (``stale``), or nothing, or that
   and then an illegal move of its own;
-- ``illegal``: answers its first search with a move that is illegal there.
+- ``illegal``: answers its first search with a move that is illegal there;
+- ``gnu-late``: starts like GNU Chess 6.2.7 from a pipe on a busy machine: until it is
+  sent ``xboard`` it prints the prompt ``White (1) : `` (no line end) before each line it
+  reads; of its first read of standard input it keeps only the first line (GNU Chess's
+  adapter thread discards the rest of the buffer); its features end with ``done=1``
+  only 2.5 s after it started.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import chess
@@ -39,20 +48,53 @@ def announce(board: chess.Board, uci: str) -> None:
     print(f"My move is : {uci}", flush=True)
 
 
+READY_AFTER = 2.5
+"""Seconds after its start at which ``gnu-late`` is ready."""
+
+
+def gnu_lines(ready_at: float) -> Iterator[str]:
+    """Standard input as GNU Chess 6 reads it: prompts until ``xboard``, a first read cut
+    to its first line, and ``done=1`` features only once the engine is ready."""
+    first, _, _lost = os.read(0, 4096).decode().partition("\n")
+    pending = [first + "\n"]
+    prompting = True
+    while True:
+        if prompting:
+            print("White (1) : ", end="", flush=True)
+        line = pending.pop() if pending else sys.stdin.readline()
+        if not line:
+            return
+        command = line.strip()
+        if command == "xboard":
+            prompting = False
+        elif command.startswith("protover"):
+            print("feature done=0")
+            print('feature myname="Fake GNU" ping=1 setboard=1 sigterm=0', flush=True)
+            time.sleep(max(0.0, ready_at - time.monotonic()))
+        yield line
+
+
 def main() -> None:
     behaviour, log = sys.argv[1], Path(sys.argv[2])
-    print("Chess", flush=True)
     board = chess.Board()
     games = 0
     searching: chess.Move | None = None
-    for line in sys.stdin:
+    if behaviour == "gnu-late":
+        print("GNU Chess 6.2.7", flush=True)
+        lines: Iterable[str] = gnu_lines(time.monotonic() + READY_AFTER)
+    else:
+        print("Chess", flush=True)
+        lines = sys.stdin
+    for line in lines:
         with log.open("a") as record:
             record.write(line)
         words = line.split()
         if not words:
             continue
         command = words[0]
-        if command == "protover":
+        if command == "uci":
+            print("Invalid move: uci", flush=True)
+        elif command == "protover":
             print('feature myname="Fake XBoard" ping=1 setboard=1 sigterm=0 done=1', flush=True)
         elif command == "ping":
             print(f"pong {words[1]}", flush=True)
