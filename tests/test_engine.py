@@ -61,6 +61,7 @@ def test_the_engine_name_move_and_analysis(tmp_path: Path) -> None:
                 pv=(chess.Move.from_uci("e2e4"), chess.Move.from_uci("e7e5")),
                 nodes=1234,
                 seconds=2,
+                depth=3,
             )
             assert not (decision.draw_offer or decision.resign or decision.draw_accept)
 

@@ -157,18 +157,22 @@ class ThinkRequest:
 
 @dataclass(frozen=True, slots=True)
 class Analysis:
-    """What a player may report about its search (spec 6.1, 6.2, 6.7, 6.21).
+    """What a player may report about its search (spec 6.1, 6.2, 6.7, 6.21, and ``acd``).
 
     ``centipawns`` is the spec 6.7 ``ce`` value from the mover's point of view,
     including the mate encodings (32767 - plies to mate, -32767 + plies). ``pv``
-    starts with the move played. ``seconds`` is whole seconds of search (``acs``).
-    The session drops (and logs) whatever the spec cannot carry instead of sending it.
+    starts with the move played. ``seconds`` is whole seconds of search (``acs``),
+    ``depth`` the plies the search reached (``acd``, "analysis count: depth", the
+    opcode of the later EPD lists beside ``acn`` and ``acs``; PGN writers show it with
+    the score). The session drops (and logs) whatever the spec cannot carry instead
+    of sending it.
     """
 
     centipawns: int | None = None
     pv: tuple[chess.Move, ...] = ()
     nodes: int | None = None
     seconds: int | None = None
+    depth: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

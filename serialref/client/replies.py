@@ -126,7 +126,8 @@ def _counters(board: chess.Board) -> list[Operation]:
 def _analysis_operations(
     board: chess.Board, analysis: Analysis | None, move: chess.Move | None, san: str | None
 ) -> list[tuple[str, str]]:
-    """``ce``, ``pv`` (SAN), ``acn`` and ``acs``; values the spec cannot carry are dropped.
+    """``ce``, ``pv`` (SAN), ``acn``, ``acs`` and ``acd``; values the spec cannot carry are
+    dropped.
 
     ``san`` is ``move``'s, which a variation starting with that move begins with.
     """
@@ -141,7 +142,8 @@ def _analysis_operations(
     sans = _pv_sans(board, analysis.pv, move, san)
     if sans:
         operations.append(("pv", " ".join(sans)))
-    for opcode, count in (("acn", analysis.nodes), ("acs", analysis.seconds)):
+    counts = (("acn", analysis.nodes), ("acs", analysis.seconds), ("acd", analysis.depth))
+    for opcode, count in counts:
         if count is None:
             continue
         if count >= 0:
