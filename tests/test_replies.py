@@ -35,6 +35,15 @@ def test_a_move_with_its_analysis() -> None:
     )
 
 
+def test_a_player_whose_engine_was_restarted_says_how_often() -> None:
+    assert text(Decision(E4, engine_restarts=2)) == (
+        f"{START} engine_restarts 2; fmvn 1; hmvc 0; refreq reply; sm e4;"
+    )
+    assert text(Decision(None, resign=True, engine_restarts=1)) == (
+        f"{START} engine_restarts 1; fmvn 1; hmvc 0; refreq reply; resign;"
+    )
+
+
 def test_a_resignation_plays_no_move() -> None:
     line, move = reply_to(
         chess.Board(), Decision(E4, resign=True), draw_offered=False, claim_draws=True

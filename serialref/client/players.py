@@ -182,7 +182,9 @@ class Decision:
     ``move`` is ``None`` only when the player resigns, accepts a draw offer, or claims
     a draw that holds in the current position. The session turns the flags into the
     ``reply`` operations of PROTOCOL.md section 4 and checks that they make sense
-    together before anything is sent.
+    together before anything is sent. ``engine_restarts`` is how often the player has
+    started its engine again since the client began, which the reply tells the referee
+    (``engine_restarts``) once there was one.
     """
 
     move: chess.Move | None
@@ -191,6 +193,7 @@ class Decision:
     draw_claim: bool = False
     resign: bool = False
     analysis: Analysis | None = None
+    engine_restarts: int = 0
 
 
 class Player(Protocol):

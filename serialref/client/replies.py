@@ -24,7 +24,7 @@ from serialref.epd.opcodes import OPCODES
 from serialref.epd.operations import Operation
 from serialref.epd.record import EpdRecord
 from serialref.errors import EngineError
-from serialref.records import reply
+from serialref.records import ENGINE_RESTARTS, reply
 
 __all__ = ["position_fields", "reply_in_finished_position", "reply_to"]
 
@@ -81,6 +81,8 @@ def reply_to(
     if san is not None:
         operations.append(("sm", san))
     operations += _analysis_operations(board, decision.analysis, move, san)
+    if decision.engine_restarts:
+        operations.append((ENGINE_RESTARTS, str(decision.engine_restarts)))
     operations.append(("refreq", "reply"))
     operations.sort()
     written = " ".join(
