@@ -10,6 +10,7 @@ it back.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -76,7 +77,11 @@ class LineReceived:
 
 @dataclass(frozen=True, slots=True)
 class GameStarted:
-    """A game was set up: colours, opening position and the tags sent with ``inform``."""
+    """A game was set up: colours, opening position and the tags sent with ``inform``.
+
+    ``wall`` is when it began (``time.time()``: when the event was made, or as the
+    journal recorded it), for the PGN's ``GameStartTime``.
+    """
 
     game: int
     white_port: str
@@ -84,6 +89,7 @@ class GameStarted:
     fen: str
     tags: dict[str, str]
     opening_moves: tuple[str, ...] = ()
+    wall: float = field(default_factory=time.time, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +111,8 @@ class MovePlayed:
 
 @dataclass(frozen=True, slots=True)
 class GameEnded:
-    """A game finished; ``termination`` is the PGN Termination tag value."""
+    """A game finished; ``termination`` is the PGN Termination tag value, ``wall`` when
+    (as :class:`GameStarted`'s, for the PGN's ``GameEndTime``)."""
 
     game: int
     result: str
@@ -113,6 +120,7 @@ class GameEnded:
     reason: str
     fen: str
     consumed: tuple[float, float]
+    wall: float = field(default_factory=time.time, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,12 +24,14 @@ from serialref.errors import UnexpectedRecordError
 
 __all__ = [
     "CONSUMED_MS",
+    "ENGINE_RESTARTS",
     "ROSTER",
     "Refcom",
     "Refreq",
     "conclude",
     "consumed_ms",
     "disconnect",
+    "engine_restarts",
     "execute",
     "fault",
     "game_tags",
@@ -307,6 +309,18 @@ class SignOn:
 
     name: str | None
     address: str | None
+
+
+ENGINE_RESTARTS = "engine_restarts"
+"""The ``reply`` operation in which ``serialref client`` tells the referee how often it has
+started its engine again since it began (the wire profile's; a referee that does not know
+it ignores it, spec 5.3)."""
+
+
+def engine_restarts(record: EpdRecord) -> int | None:
+    """A reply's ``engine_restarts`` count; None when it has none, or none that is a count."""
+    operands = record.operand_texts(ENGINE_RESTARTS)
+    return int(operands[0]) if len(operands) == 1 and operands[0].isdigit() else None
 
 
 def sign_on_identity(record: EpdRecord) -> SignOn:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import chess
 
 from serialref import records
+from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.events import MatchEvent
 from serialref.referee.match import MatchReferee
@@ -60,6 +61,34 @@ class _Events:
         """Nothing to release."""
 
 
+class ScriptedReferee:
+    """A :class:`MatchReferee` on a fake wire and clock, told each line and each pause."""
+
+    def __init__(self, settings: MatchSettings) -> None:
+        self.settings = settings
+        self.clock = _Clock()
+        self._listener = _Events()
+        self.referee = MatchReferee(settings, _Wire(self.clock), [self._listener],
+                                    clock=self.clock, wall_clock=lambda: WALL)  # fmt: skip
+        self.referee.start()
+
+    @property
+    def events(self) -> list[MatchEvent]:
+        """Every event the referee published so far."""
+        return self._listener.events
+
+    def line(self, port: str, record: EpdRecord | str, after: float = 0.0) -> None:
+        """``port``'s player sends ``record``, ``after`` seconds from the last step."""
+        self.clock.now += after
+        text = record if isinstance(record, str) else format_record(record)
+        self.referee.on_line(port, text, self.clock.now)
+
+    def wait(self, seconds: float) -> None:
+        """Let ``seconds`` pass, and the referee's timers fire."""
+        self.clock.now += seconds
+        self.referee.on_timer()
+
+
 def played_match(
     time_control: str = "-",
     games: Sequence[Sequence[str]] = (FOOLS_MATE,),
@@ -68,32 +97,25 @@ def played_match(
     rules: Rules = STANDARD,
 ) -> list[MatchEvent]:
     """The events of a match whose games are these moves, each taking ``think`` seconds."""
-    clock = _Clock()
-    listener = _Events()
     settings = MatchSettings(
         games=len(games), time_control=TimeControl.parse(time_control), event="Test",
         site="Lab", reset_delay=1.0, conclude_delay=1.0, rules=rules,
         openings=(Opening(rules.starting_fen, rules=rules),),
     )  # fmt: skip
-    referee = MatchReferee(settings, _Wire(clock), [listener], clock=clock, wall_clock=lambda: WALL)
-    referee.start()
+    scripted = ScriptedReferee(settings)
     for port, name in zip("ab", names, strict=True):
-        referee.on_line(port, format_record(records.sign_on(chess.Board(), name)), clock.now)
+        scripted.line(port, records.sign_on(chess.Board(), name))
     for number, moves in enumerate(games, start=1):
-        clock.now += settings.reset_delay
-        referee.on_timer()
+        scripted.wait(settings.reset_delay)
         board = rules.board()
         white = settings.white_port(number)
         for san in moves:
             port = white if board.turn == chess.WHITE else ("b" if white == "a" else "a")
-            clock.now += think
-            reply = records.reply(board, board.parse_san(san))
-            referee.on_line(port, format_record(reply), clock.now)
+            scripted.line(port, records.reply(board, board.parse_san(san)), after=think)
             board.push_san(san)
-        clock.now += settings.conclude_delay
-        referee.on_timer()
-    assert referee.complete, "the scripted match did not finish"
-    return listener.events
+        scripted.wait(settings.conclude_delay)
+    assert scripted.referee.complete, "the scripted match did not finish"
+    return scripted.events
 
 
 def untimed_game() -> list[MatchEvent]:

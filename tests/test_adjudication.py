@@ -6,7 +6,8 @@ import chess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from serialref.referee.adjudication import GameBoard
+from serialref.epd.parser import parse_record
+from serialref.referee.adjudication import GameBoard, reply_analysis
 
 # Positions where a move changes squares in unusual ways: both castlings, an en
 # passant capture, promotions with and without capture, a Chess960 castling where
@@ -55,3 +56,12 @@ def test_a_resumed_game_knows_the_position_before_its_last_move() -> None:
     assert game.fen == board.fen(en_passant="fen")
     assert game.previous_fen == "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq c6 0 2"
     assert game.occurrences() == 1
+
+
+def test_a_replys_analysis_keeps_its_depth_for_the_record() -> None:
+    reply = parse_record(
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - acd 19; acn 120000; acs 1; "
+        "c0 \"not analysis\"; ce 35; pv e4 e5 Nf3; refreq reply; sm e4;"
+    )
+    assert reply_analysis(reply) == {
+        "ce": "35", "acd": "19", "acn": "120000", "acs": "1", "pv": "e4 e5 Nf3"}  # fmt: skip

@@ -146,6 +146,40 @@ def test_empty_strings_mean_not_given_and_paths_become_paths(tmp_path: Path) -> 
     assert config.replicate == Address("::1", 7600)
 
 
+def test_the_openings_keys_deal_out_the_book(tmp_path: Path) -> None:
+    book = tmp_path / "book.pgn"
+    book.write_text("".join(f'[Event "{n}"]\n\n1. {move} e5 2. Nf3 Nc6 *\n\n'
+                            for n, move in enumerate(["e4", "d4", "c4", "Nc3"])))  # fmt: skip
+    text = (f'openings = "{book}"\nopenings_order = "random"\nopenings_seed = 9\n'
+            "openings_start = 2\nopenings_plies = 2\n")  # fmt: skip
+    config = load_config(write(tmp_path, text))
+    start = config.start_positions
+    assert start.source == f"{book}, random order (seed 9), from opening 2, 2 plies"
+    assert sorted(opening.moves[0] for opening in start.openings) == ["Nc3", "c4", "d4", "e4"]
+    assert {len(opening.moves) for opening in start.openings} == {2}
+    again = load_config(None, {"openings": book, "openings_order": "random", "openings_seed": 9,
+                               "openings_start": 2, "openings_plies": 2})  # fmt: skip
+    assert again.start_positions == start
+    other = load_config(None, {"openings": book, "openings_order": "random",
+                               "openings_seed": 10})  # fmt: skip
+    assert [o.moves[0] for o in other.start_positions.openings] != [
+        o.moves[0] for o in load_config(None, {"openings": book}).start_positions.openings]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('openings_order = "shuffled"', "openings_order: expected one of 'sequential', 'random'"),
+        ("openings_start = 0", "openings_start: expected a whole number >= 1, got 0"),
+        ("openings_plies = -1", "openings_plies: expected a whole number, got -1"),
+        ("openings_seed = -1", "openings_seed: expected a whole number from 0 to 1844"),
+    ],
+)
+def test_bad_openings_keys_are_named(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        load_config(write(tmp_path, text + "\n"))
+
+
 def test_a_fen_is_read_once_and_kept_as_written() -> None:
     fen = "4k3/8/8/8/8/8/4P3/4K3 w - -"
     config = load_config(None, {"fen": fen})

@@ -56,11 +56,13 @@ def test_the_engine_name_move_and_analysis(tmp_path: Path) -> None:
             assert player.name == "Fake Engine 1.0"
             decision = await player.think(request())
             assert decision.move == chess.Move.from_uci("e2e4")
+            assert decision.engine_restarts == 0
             assert decision.analysis == Analysis(
                 centipawns=25,
                 pv=(chess.Move.from_uci("e2e4"), chess.Move.from_uci("e7e5")),
                 nodes=1234,
                 seconds=2,
+                depth=3,
             )
             assert not (decision.draw_offer or decision.resign or decision.draw_accept)
 
@@ -232,7 +234,9 @@ def test_a_crashed_engine_is_reported_and_restarted(tmp_path: Path) -> None:
             assert player.pid is None
             await player.restart()
             assert player.pid not in (None, first_pid)
-            assert (await player.think(request())).move == chess.Move.from_uci("e2e4")
+            decision = await player.think(request())
+            assert decision.move == chess.Move.from_uci("e2e4")
+            assert decision.engine_restarts == 1  # for the referee's summary of the match
 
     run(scenario())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import errno
 import io
 import logging
@@ -9,7 +10,8 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -75,16 +77,21 @@ def play(
     return moves
 
 
+STARTED_AT = datetime.datetime(2024, 5, 1, 14, 0, 0, 250_000, datetime.UTC).timestamp()
+"""When the games of these tests begin; each ends an hour, two minutes and 3.9 s later."""
+
+
 def start(game: int = 1, *, tags: dict[str, str] | None = None, fen: str = chess.STARTING_FEN,
           opening: Sequence[str] = ()) -> GameStarted:
     return GameStarted(game=game, white_port="a", black_port="b", fen=fen,
-                       tags=TAGS if tags is None else tags, opening_moves=tuple(opening))
+                       tags=TAGS if tags is None else tags, opening_moves=tuple(opening),
+                       wall=STARTED_AT)  # fmt: skip
 
 
 def end(game: int = 1, result: str = "1-0", termination: str = "normal",
         reason: str = "") -> GameEnded:
     return GameEnded(game=game, result=result, termination=termination, reason=reason,
-                     fen="", consumed=(0.0, 0.0))
+                     fen="", consumed=(0.0, 0.0), wall=STARTED_AT + 3723.9)
 
 
 def export(game: chess.pgn.Game) -> str:
@@ -143,20 +150,60 @@ def game_to_pgn(
     return game
 
 
-def test_tags_are_the_roster_then_time_control_termination_and_ply_count() -> None:
+@pytest.fixture
+def in_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The local time is UTC, whatever the machine's zone is."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+TIMES = [("GameDuration", "01:02:03"), ("GameEndTime", "2024-05-01T15:02:04.150 UTC"),
+         ("GameStartTime", "2024-05-01T14:00:00.250 UTC")]  # fmt: skip
+"""cutechess-cli's tags for a game played from :data:`STARTED_AT` to 1:02:03.9 later."""
+
+
+def test_tags_are_the_roster_then_time_control_termination_ply_count_and_times(
+    in_utc: None,
+) -> None:
     game = game_to_pgn(start(), play(["e2e4", "e7e5"]), end(result="1/2-1/2"))
     assert list(game.headers.items()) == [
         ("Event", "Serial Cup"), ("Site", "Lab"), ("Date", "2024.05.01"), ("Round", "1"),
         ("White", "alpha"), ("Black", "beta"), ("Result", "1/2-1/2"),
-        ("TimeControl", "300+2"), ("Termination", "normal"), ("PlyCount", "2"),
+        ("TimeControl", "300+2"), ("Termination", "normal"), ("PlyCount", "2"), *TIMES,
     ]
 
 
-def test_missing_roster_tags_get_the_pgn_unknown_values() -> None:
+def test_the_game_times_are_local_with_the_zone_named_as_cutechess_cli_names_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        headers = game_to_pgn(start(), [], end()).headers
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    # Qt's "yyyy-MM-ddThh:mm:ss.zzz t", as in a cutechess-cli 1.5.1 -pgnout run under that
+    # zone: [GameStartTime "2026-11-27T02:58:24.948 CET"].
+    assert headers["GameStartTime"] == "2024-05-01T16:00:00.250 CEST"
+    assert headers["GameEndTime"] == "2024-05-01T17:02:04.150 CEST"
+    assert headers["GameDuration"] == "01:02:03"
+
+
+def test_an_unfinished_game_has_its_start_time_only(in_utc: None) -> None:
+    headers = game_to_pgn(start(), play(["e2e4"]), None).headers
+    assert headers["GameStartTime"] == "2024-05-01T14:00:00.250 UTC"
+    assert "GameEndTime" not in headers and "GameDuration" not in headers
+
+
+def test_missing_roster_tags_get_the_pgn_unknown_values(in_utc: None) -> None:
     game = game_to_pgn(start(tags={"White": "alpha"}), [], end())
     assert dict(game.headers) == {
         "Event": "?", "Site": "?", "Date": "????.??.??", "Round": "?", "White": "alpha",
-        "Black": "?", "Result": "1-0", "Termination": "normal", "PlyCount": "0",
+        "Black": "?", "Result": "1-0", "Termination": "normal", "PlyCount": "0", **dict(TIMES),
     }
 
 
@@ -252,12 +299,49 @@ def test_the_standard_start_has_no_setup_or_fen() -> None:
     assert "FEN" not in game.headers
 
 
-def test_analysis_is_a_readable_comment_in_a_fixed_order() -> None:
-    analysis = {"pv": "Nf3 Nc6 Bb5", "acs": "1", "ce": "35", "acn": "120000", "c0": "hidden"}
+def test_analysis_is_a_comment_engine_testers_tools_read() -> None:
+    analysis = {"pv": "e5 Nf3 Nc6", "acs": "1", "ce": "35", "acd": "19", "acn": "120000",
+                "c0": "hidden"}  # fmt: skip
     game = game_to_pgn(start(), play(["e2e4"], analysis=analysis), end())
     node = game.next()
     assert node is not None
-    assert node.comment == "[%clk 0:04:52] [%emt 0:00:07.2] ce 35 acn 120000 acs 1 pv Nf3 Nc6 Bb5"
+    assert node.comment == (
+        '[%clk 0:04:52] [%emt 0:00:07.2] [%eval 0.35,19] n=120000 pv="e5 Nf3 Nc6"'
+    )
+    assert (node.eval(), node.eval_depth()) == (chess.engine.PovScore(chess.engine.Cp(35),
+                                                                      chess.WHITE), 19)
+
+
+@pytest.mark.parametrize(
+    ("ce", "depth", "mover", "written", "white"),
+    [
+        # ce is the mover's (spec 6.7); [%eval] is White's, in pawns.
+        ("29", "", chess.WHITE, "[%eval 0.29]", chess.engine.Cp(29)),
+        ("29", "7", chess.BLACK, "[%eval -0.29,7]", chess.engine.Cp(-29)),
+        # Mates as the spec encodes them: 32767 - (2N - 1) mates in N, -32767 + 2N is mated.
+        ("32762", "12", chess.WHITE, "[%eval #3,12]", chess.engine.Mate(3)),
+        ("32762", "", chess.BLACK, "[%eval #-3]", chess.engine.Mate(-3)),
+        ("-32761", "", chess.WHITE, "[%eval #-3]", chess.engine.Mate(-3)),
+        ("32766", "", chess.BLACK, "[%eval #-1]", chess.engine.Mate(-1)),
+    ],
+)
+def test_scores_are_from_whites_side_with_mates_as_python_chess_writes_them(
+    ce: str, depth: str, mover: chess.Color, written: str, white: chess.engine.Score
+) -> None:
+    moves = play(["e2e4", "e7e5"], analysis={"ce": ce, "acd": depth} if depth else {"ce": ce})
+    white_move, black_move = game_to_pgn(start(), moves, end()).mainline()
+    node = white_move if mover == chess.WHITE else black_move
+    assert written in node.comment
+    score = node.eval()
+    assert score is not None and score.white() == white
+    assert node.eval_depth() == (int(depth) if depth else None)
+
+
+@pytest.mark.parametrize("ce", ["-32767", "-32768", "lots", ""])
+def test_a_ce_that_is_no_score_of_a_move_played_is_left_out(ce: str) -> None:
+    node = game_to_pgn(start(), play(["e2e4"], analysis={"ce": ce, "acd": "3"}), end()).next()
+    assert node is not None
+    assert "%eval" not in node.comment
 
 
 def test_an_illegal_move_is_a_value_error() -> None:
@@ -317,7 +401,7 @@ def test_hostile_comment_text_cannot_close_the_comment_or_forge_a_clock() -> Non
     moves = play(["e2e4"], analysis={"pv": "} 1-0 { [%clk 9:59:59]"})
     node = game_to_pgn(start(), moves, None).next()
     assert node is not None
-    assert node.comment == "[%clk 0:04:52] [%emt 0:00:07.2] pv ) 1-0 ( (%clk 9:59:59)"
+    assert node.comment == '[%clk 0:04:52] [%emt 0:00:07.2] pv=") 1-0 ( (%clk 9:59:59)"'
 
 
 @settings(max_examples=60, deadline=None)

@@ -24,12 +24,23 @@ def text(decision: Decision, *, draw_offered: bool = False) -> str:
 
 def test_a_move_with_its_analysis() -> None:
     pv = (E4, chess.Move.from_uci("e7e5"), chess.Move.from_uci("a1a8"))
-    decision = Decision(E4, analysis=Analysis(centipawns=35, pv=pv, nodes=10, seconds=1))
-    line, move = reply_to(chess.Board(), decision, draw_offered=False, claim_draws=True)
+    analysis = Analysis(centipawns=35, pv=pv, nodes=10, seconds=1, depth=19)
+    line, move = reply_to(chess.Board(), Decision(E4, analysis=analysis), draw_offered=False,
+                          claim_draws=True)  # fmt: skip
     assert move == E4
-    # The variation stops at its first illegal move.
+    # The variation stops at its first illegal move; the depth is acd (spec 5.3 lets a
+    # referee that does not know it ignore it).
     assert line == (
-        f"{START} acn 10; acs 1; ce 35; fmvn 1; hmvc 0; pv e4 e5; refreq reply; sm e4;"
+        f"{START} acd 19; acn 10; acs 1; ce 35; fmvn 1; hmvc 0; pv e4 e5; refreq reply; sm e4;"
+    )
+
+
+def test_a_player_whose_engine_was_restarted_says_how_often() -> None:
+    assert text(Decision(E4, engine_restarts=2)) == (
+        f"{START} engine_restarts 2; fmvn 1; hmvc 0; refreq reply; sm e4;"
+    )
+    assert text(Decision(None, resign=True, engine_restarts=1)) == (
+        f"{START} engine_restarts 1; fmvn 1; hmvc 0; refreq reply; resign;"
     )
 
 

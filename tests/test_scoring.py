@@ -22,6 +22,7 @@ def result(
         "score": chess.engine.PovScore(score, chess.WHITE),
         "nodes": 1234,
         "time": 2.5,
+        "depth": 19,
     }
     return chess.engine.PlayResult(move, None, info, **flags)
 
@@ -58,10 +59,11 @@ def test_mates_for_and_against_stay_in_their_bands(moves: int) -> None:
     assert -32767 < spec_centipawns(chess.engine.Mate(-moves)) < -32000
 
 
-def test_the_analysis_carries_score_variation_nodes_and_whole_seconds() -> None:
+def test_the_analysis_carries_score_variation_nodes_whole_seconds_and_depth() -> None:
     decision = policy().decide("E", request(), result(chess.engine.Cp(25)), (E4, E5), xboard=False)
     assert decision.move == E4
-    assert decision.analysis == Analysis(centipawns=25, pv=(E4, E5), nodes=1234, seconds=2)
+    assert decision.analysis == Analysis(centipawns=25, pv=(E4, E5), nodes=1234, seconds=2,
+                                         depth=19)  # fmt: skip
 
 
 def test_a_variation_that_does_not_start_with_the_move_is_replaced_by_the_move() -> None:

@@ -41,7 +41,7 @@ from serialref.appliance.options import (
 )
 from serialref.appliance.values import STANDARD_START, StartPositions, shown
 from serialref.errors import ConfigError, GroupedConfigError, InputError
-from serialref.referee.openings import Opening
+from serialref.referee.openings import BookOrder, Opening, OpeningOrder
 from serialref.referee.settings import OnInfraction
 from serialref.rules import Rules
 from serialref.sprt import SprtTest
@@ -140,6 +140,10 @@ class MatchConfig:
     variant: Rules
     fen: StartPositions | None
     openings: StartPositions | None
+    openings_order: OpeningOrder
+    openings_start: int
+    openings_plies: int | None
+    openings_seed: int
     pgn: Path | None
     journal: Path | None
     event: str
@@ -164,14 +168,19 @@ class MatchConfig:
 
     @property
     def start_positions(self) -> StartPositions:
-        """Where the games start: the FEN, the openings book or the variant's usual start."""
+        """Where the games start: the FEN, the openings book as its order deals it out, or
+        the variant's usual start."""
+        book = self.openings and self.openings.arranged(
+            BookOrder(self.openings_order, self.openings_start, self.openings_plies,
+                      self.openings_seed)
+        )  # fmt: skip
         if self.variant.standard:
-            return self.fen or self.openings or STANDARD_START
+            return self.fen or book or STANDARD_START
         usual = StartPositions(
             (Opening(self.variant.starting_fen, rules=self.variant),),
             f"the {self.variant.name} starting position",
         )
-        return self.fen or self.openings or usual
+        return self.fen or book or usual
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from serialref.appliance.values import (
     opening_book,
     optional_path,
     optional_text,
+    optional_whole_number,
     record_file,
     seconds,
     sprt_test,
@@ -39,6 +40,7 @@ from serialref.appliance.values import (
     variant,
     whole_number,
 )
+from serialref.referee.openings import OpeningOrder
 from serialref.referee.settings import OnInfraction
 from serialref.wire.transport import LineDelay, PortSettings
 
@@ -191,6 +193,36 @@ MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
         doc="An EPD or PGN file of openings; each is played with both colours. The file "
         "must exist; every opening in it is checked when the file is read.",
         default_text="none", excludes="fen",
+    ),
+    _top(
+        "openings_order", choice_of(OpeningOrder), "sequential", Section.MATCH,
+        help="play the openings in the book's order, or shuffled by --openings-seed",
+        doc="The order the openings are played in: the book's (`sequential`), or shuffled "
+        "(`random`) with `openings_seed` exactly as fastchess's `-openings order=random` "
+        "shuffles a book with `-srand`, so the same book and seed play the same openings "
+        "in the same order under both.",
+    ),
+    _top(
+        "openings_start", whole_number(minimum=1), 1, Section.MATCH,
+        help="begin with the N-th opening of the book (after shuffling), 1-based",
+        doc="Begin with the book's N-th opening, counted from 1 as fastchess's `start=` "
+        "counts (after a `random` shuffle); the openings before it come after the book's "
+        "last.",
+    ),
+    _top(
+        "openings_plies", optional_whole_number(), "", Section.MATCH,
+        help="play only the first N plies of each PGN opening",
+        doc="Play only the first N plies (half-moves) of each opening of a PGN book, as "
+        "fastchess's `plies=` does; an EPD book's positions have no moves to cut.",
+        default_text="all",
+    ),
+    _top(
+        "openings_seed", whole_number(maximum=2**64 - 1), 0, Section.MATCH,
+        help="the seed of --openings-order random (fastchess's -srand)",
+        doc="The seed of the `random` order, as fastchess's `-srand` (up to 2^63 - 1 in "
+        "the file, where TOML integers end; up to 2^64 - 1 on the command line). Without "
+        "it the seed is 0: a restarted referee or a standby must find the order its "
+        "journal was played in, so it is never drawn at random.",
     ),
     _top("event", text(), "serialref match", Section.MATCH,
          help="PGN Event tag", doc="The PGN `Event` tag."),

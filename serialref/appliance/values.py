@@ -22,6 +22,7 @@ from typing import Generic, TypeVar
 
 from serialref.errors import ConfigError
 from serialref.referee.openings import (
+    BookOrder,
     Opening,
     chess960_openings,
     load_openings,
@@ -46,6 +47,7 @@ __all__ = [
     "opening_book",
     "optional_path",
     "optional_text",
+    "optional_whole_number",
     "record_file",
     "seconds",
     "shown",
@@ -97,6 +99,12 @@ class StartPositions:
     openings: tuple[Opening, ...]
     source: str
 
+    def arranged(self, order: BookOrder) -> StartPositions:
+        """The openings as ``order`` deals them out; the source says how, unless as written."""
+        if order == BookOrder():
+            return self
+        return StartPositions(order.arrange(self.openings), self.source + order.describe())
+
 
 STANDARD_START = StartPositions((Opening(),), "the standard starting position")
 
@@ -134,17 +142,34 @@ def host_name_or_text() -> Kind[str]:
     return Kind("string", lambda key, value: _string(key, value) or socket.gethostname())
 
 
-def whole_number(*, minimum: int = 0, describe: str = "") -> Kind[int]:
-    """An integer, at least ``minimum``; ``describe`` states a bound checked elsewhere."""
+def whole_number(*, minimum: int = 0, maximum: int | None = None, describe: str = ""
+                 ) -> Kind[int]:  # fmt: skip
+    """An integer from ``minimum`` to ``maximum``; ``describe`` states a bound checked elsewhere."""
 
     def read(key: str, value: object) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            allowed = f"a whole number >= {minimum}" if minimum else "a whole number"
+        if (isinstance(value, bool) or not isinstance(value, int) or value < minimum
+                or (maximum is not None and value > maximum)):  # fmt: skip
+            if maximum is not None:
+                allowed = f"a whole number from {minimum} to {maximum}"
+            else:
+                allowed = f"a whole number >= {minimum}" if minimum else "a whole number"
             raise ConfigError(key, f"expected {allowed}, got {shown(value)}")
         return value
 
-    described = describe or (f"integer >= {minimum}" if minimum else "integer")
+    if maximum is not None:
+        described = describe or f"integer {minimum} to {maximum}"
+    else:
+        described = describe or (f"integer >= {minimum}" if minimum else "integer")
     return Kind(described, read, int, metavar="N")
+
+
+def optional_whole_number() -> Kind[int | None]:
+    """An integer >= 0; empty means "not given"."""
+
+    def read(key: str, value: object) -> int | None:
+        return None if value == "" else whole_number().read(key, value)
+
+    return Kind("integer >= 0", read, int, metavar="N")
 
 
 def _finite(key: str, value: object) -> float:

@@ -122,6 +122,7 @@ class EnginePlayer:
         self._moves_to_go: int | None = None
         self._policy = ScorePolicy(settings)
         self._failures = 0
+        self._restarts = 0  # engines started again since the player began
 
     @property
     def name(self) -> str:
@@ -166,7 +167,17 @@ class EnginePlayer:
                 LOGGER.warning("%s did not get ready for the new game: %s", self.name, exc)
 
     async def think(self, request: ThinkRequest) -> Decision:
-        """Let the engine move; raise :class:`EngineError` (after killing it) if it fails."""
+        """Let the engine move; raise :class:`EngineError` (after killing it) if it fails.
+
+        The decision carries how often the engine was started again, for the referee's
+        summary of the match.
+        """
+        decision = await self._decision(request)
+        if not self._restarts:
+            return decision
+        return dataclasses.replace(decision, engine_restarts=self._restarts)
+
+    async def _decision(self, request: ThinkRequest) -> Decision:
         await self._settled()
         if self._running is None and not await self._revived(request.deadline):
             return self._greedy(request, "its engine is still starting")
@@ -207,6 +218,7 @@ class EnginePlayer:
             await self._open()
         except ConfigError as exc:
             raise EngineError(f"cannot configure {self.name} again: {exc}") from exc
+        self._restarts += 1
         self._clock_id = object()
 
     async def close(self) -> None:

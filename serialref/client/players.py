@@ -157,18 +157,22 @@ class ThinkRequest:
 
 @dataclass(frozen=True, slots=True)
 class Analysis:
-    """What a player may report about its search (spec 6.1, 6.2, 6.7, 6.21).
+    """What a player may report about its search (spec 6.1, 6.2, 6.7, 6.21, and ``acd``).
 
     ``centipawns`` is the spec 6.7 ``ce`` value from the mover's point of view,
     including the mate encodings (32767 - plies to mate, -32767 + plies). ``pv``
-    starts with the move played. ``seconds`` is whole seconds of search (``acs``).
-    The session drops (and logs) whatever the spec cannot carry instead of sending it.
+    starts with the move played. ``seconds`` is whole seconds of search (``acs``),
+    ``depth`` the plies the search reached (``acd``, "analysis count: depth", the
+    opcode of the later EPD lists beside ``acn`` and ``acs``; PGN writers show it with
+    the score). The session drops (and logs) whatever the spec cannot carry instead
+    of sending it.
     """
 
     centipawns: int | None = None
     pv: tuple[chess.Move, ...] = ()
     nodes: int | None = None
     seconds: int | None = None
+    depth: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +182,9 @@ class Decision:
     ``move`` is ``None`` only when the player resigns, accepts a draw offer, or claims
     a draw that holds in the current position. The session turns the flags into the
     ``reply`` operations of PROTOCOL.md section 4 and checks that they make sense
-    together before anything is sent.
+    together before anything is sent. ``engine_restarts`` is how often the player has
+    started its engine again since the client began, which the reply tells the referee
+    (``engine_restarts``) once there was one.
     """
 
     move: chess.Move | None
@@ -187,6 +193,7 @@ class Decision:
     draw_claim: bool = False
     resign: bool = False
     analysis: Analysis | None = None
+    engine_restarts: int = 0
 
 
 class Player(Protocol):

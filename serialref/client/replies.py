@@ -24,7 +24,7 @@ from serialref.epd.opcodes import OPCODES
 from serialref.epd.operations import Operation
 from serialref.epd.record import EpdRecord
 from serialref.errors import EngineError
-from serialref.records import reply
+from serialref.records import ENGINE_RESTARTS, reply
 
 __all__ = ["position_fields", "reply_in_finished_position", "reply_to"]
 
@@ -81,6 +81,8 @@ def reply_to(
     if san is not None:
         operations.append(("sm", san))
     operations += _analysis_operations(board, decision.analysis, move, san)
+    if decision.engine_restarts:
+        operations.append((ENGINE_RESTARTS, str(decision.engine_restarts)))
     operations.append(("refreq", "reply"))
     operations.sort()
     written = " ".join(
@@ -126,7 +128,8 @@ def _counters(board: chess.Board) -> list[Operation]:
 def _analysis_operations(
     board: chess.Board, analysis: Analysis | None, move: chess.Move | None, san: str | None
 ) -> list[tuple[str, str]]:
-    """``ce``, ``pv`` (SAN), ``acn`` and ``acs``; values the spec cannot carry are dropped.
+    """``ce``, ``pv`` (SAN), ``acn``, ``acs`` and ``acd``; values the spec cannot carry are
+    dropped.
 
     ``san`` is ``move``'s, which a variation starting with that move begins with.
     """
@@ -141,7 +144,8 @@ def _analysis_operations(
     sans = _pv_sans(board, analysis.pv, move, san)
     if sans:
         operations.append(("pv", " ".join(sans)))
-    for opcode, count in (("acn", analysis.nodes), ("acs", analysis.seconds)):
+    counts = (("acn", analysis.nodes), ("acs", analysis.seconds), ("acd", analysis.depth))
+    for opcode, count in counts:
         if count is None:
             continue
         if count >= 0:

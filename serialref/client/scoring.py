@@ -1,7 +1,7 @@
 """From an engine's search to a player's decision: scores, analysis and the score policies.
 
 The reply carries the engine's analysis as the EPD specification writes it (``ce`` in
-the spec 6.7 encoding, ``pv``, ``acn``, ``acs``), and the ``--draw-offer-below``,
+the spec 6.7 encoding, ``pv``, ``acn``, ``acs``, ``acd``), and the ``--draw-offer-below``,
 ``--draw-accept-below`` and ``--resign-below`` policies judge the same score.
 """
 
@@ -121,7 +121,8 @@ def _analysis(
     variation: tuple[chess.Move, ...],
     info: chess.engine.InfoDict,
 ) -> Analysis:
-    """``ce``, ``pv``, ``acn`` and ``acs`` from the search's last ``info`` and variation."""
+    """``ce``, ``pv``, ``acn``, ``acs`` and ``acd`` from the search's last ``info`` and
+    variation."""
     score = info.get("score")
     pv = variation
     if move is not None and pv[:1] != (move,):
@@ -132,4 +133,5 @@ def _analysis(
         pv=pv if move is not None else (),
         nodes=info.get("nodes"),
         seconds=None if elapsed is None else int(elapsed),
+        depth=info.get("depth"),
     )

@@ -11,6 +11,12 @@ around them work on a serialref match too::
     Elo: 154.14 +/- 82.59, nElo: 191.84 +/- 87.91
     Ptnml(0-2): [1, 1, 11, 6, 11], WL/DD Ratio: 10.00
     LLR: 0.36 (12.2%) (-2.94, 2.94) [0.00, 5.00]
+    Player: Beta
+      Timeouts: 1
+      Rules infractions: 0
+      Disconnections: 0
+      Faults: 0
+      Engine restarts: 2
     Finished match
 
 A game names White first; the score is always player A's (the player on the first
@@ -20,7 +26,9 @@ as cutechess-cli does. The Elo lines come at the end, and after every N-th game 
 rating interval: cutechess-cli's Elo line (:mod:`serialref.elo`'s, figure for figure
 cutechess-cli's), then, once two games make a pair (colours swapped), fastchess's
 lines on the pairs (:mod:`serialref.pentanomial`), then the SPRT's line, if the match
-has one, as the tool whose model it is prints it.
+has one, as the tool whose model it is prints it. Before the match's last line, each
+player with anything to report gets fastchess's block of what went wrong
+(:mod:`serialref.referee.incidents`); a clean match has none, as under fastchess.
 
 This observer must never raise into the referee, whatever an event holds: anything
 unexpected is logged once and the observer falls silent; the match goes on.
@@ -35,6 +43,7 @@ from serialref.events import GameEnded, GameStarted, MatchEnded, MatchEvent, Mat
 from serialref.observers.guard import FallsSilent
 from serialref.observers.output import ObserverOutput, printable
 from serialref.pentanomial import MatchTally, nelo_line, ptnml_line
+from serialref.referee.incidents import MatchIncidents
 from serialref.sprt import SprtTest, decision_in
 
 if TYPE_CHECKING:
@@ -70,6 +79,7 @@ class ProgressObserver(FallsSilent):
         self._names = {"a": "Player A", "b": "Player B"}
         self._white: dict[int, str] = {}  # game number -> the port playing White
         self._current = resumed.game if resumed is not None else None
+        self._incidents = MatchIncidents(resumed.incidents if resumed is not None else None)
         if resumed is not None:
             for white_port, result in resumed.results:
                 self._add(white_port, result)
@@ -86,6 +96,7 @@ class ProgressObserver(FallsSilent):
         self._out.flush()
 
     def _handle(self, event: MatchEvent) -> None:
+        self._incidents.add(event)
         if isinstance(event, MatchStarted):
             self._games = event.games
             if event.resumed and self._current is not None:
@@ -116,6 +127,8 @@ class ProgressObserver(FallsSilent):
                 completed = self._sprt.completed_line(decision)
                 if completed is not None:
                     self._write(completed)
+            for line in self._incidents.summary(self._names):
+                self._write(line)
             self._write(
                 "Finished match"
                 if event.complete or decision is not None

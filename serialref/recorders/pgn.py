@@ -14,11 +14,19 @@ keeps line breaks. So this module escapes tag values as the PGN standard says
 with a space, and in comments turns braces and brackets into parentheses, which
 also keeps a player from forging ``[%clk ...]`` commands. python-chess reads
 an escaped tag back still escaped (it does not unescape); other PGN tools do.
+
+A move's comment is what engine testers' tools read: the clock (``[%clk]``), the
+move's time (``[%emt]``), the player's score and depth as python-chess writes and
+reads them (``[%eval 0.29,19]``, ``[%eval #-3]``: from White's side, in pawns), then
+fastchess's ``n=`` (nodes) and ``pv="..."`` (the principal variation, in SAN as the
+player sent it). The game's times are cutechess-cli's tags ``GameStartTime``,
+``GameEndTime`` and ``GameDuration``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import io
 import logging
 import math
@@ -28,8 +36,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import chess
+import chess.engine
 import chess.pgn
 
+from serialref.analysis.scores import CHECKMATED, mate_in
 from serialref.clock import format_clock, side_index
 from serialref.errors import RecorderError, recorder_error
 from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed, SupervisorCommand
@@ -43,9 +53,6 @@ LOGGER = logging.getLogger(__name__)
 
 # Tags whose value this module derives from the events, whatever GameStarted.tags says.
 _DERIVED_TAGS = frozenset({"Result", "Termination", "PlyCount", "SetUp", "FEN"})
-
-# EPD analysis opcodes shown in move comments, in this order.
-_ANALYSIS_KEYS = ("ce", "acn", "acs", "pv")
 
 _COMMENT_DELIMITERS = str.maketrans("{}[]", "()()")
 
@@ -65,13 +72,46 @@ def _comment_text(text: str) -> str:
     return " ".join(_printable(text).translate(_COMMENT_DELIMITERS).split())
 
 
-def _analysis_text(analysis: dict[str, str]) -> str:
-    """``ce 35 acn 120000 acs 1 pv Nf3 Nc6 Bb5`` from a move's EPD analysis opcodes."""
+def _score(mover: chess.Color, analysis: dict[str, str]) -> chess.engine.PovScore | None:
+    """The mover's ``ce`` (spec 6.7: centipawns from the mover's side, mates in the spec's
+    encoding) as a score; None without one, or for ``ce`` values that are no score of a
+    move played (the mover checkmated, the spec's mark of an illegal position)."""
+    try:
+        ce = int(analysis["ce"])
+    except (KeyError, ValueError):
+        return None
+    if ce <= CHECKMATED:
+        return None
+    mate = mate_in(ce)
+    score = chess.engine.Cp(ce) if mate is None else chess.engine.Mate(mate)
+    return chess.engine.PovScore(score, mover)
+
+
+def _depth(analysis: dict[str, str]) -> int | None:
+    depth = analysis.get("acd", "")
+    return int(depth) if depth.isdigit() else None
+
+
+def _analysis_text(
+    mover: chess.Color, analysis: dict[str, str], scratch: chess.pgn.GameNode
+) -> str:
+    """``[%eval 0.35,19] n=120000 pv="Nf3 Nc6 Bb5"`` from a move's EPD analysis opcodes.
+
+    python-chess's own ``set_eval`` writes the score (on ``scratch``, a node whose
+    comment is borrowed), so that its ``eval()`` and ``eval_depth()`` read it back.
+    """
     parts = []
-    for key in _ANALYSIS_KEYS:
-        value = _comment_text(analysis.get(key, ""))
-        if value:
-            parts.append(f"{key} {value}")
+    score = _score(mover, analysis)
+    if score is not None:
+        scratch.comment = ""
+        scratch.set_eval(score, _depth(analysis))
+        parts.append(scratch.comment)
+    nodes = analysis.get("acn", "")
+    if nodes.isdigit():
+        parts.append(f"n={nodes}")
+    variation = _comment_text(analysis.get("pv", "")).replace('"', "'")
+    if variation:
+        parts.append(f'pv="{variation}"')
     return " ".join(parts)
 
 
@@ -83,7 +123,7 @@ def _pgn_clock(seconds: float) -> str:
     return format_clock(seconds, tenths=seconds < _TENTHS_BELOW)
 
 
-def _move_comment(turn: chess.Color, played: MovePlayed) -> str:
+def _move_comment(turn: chess.Color, played: MovePlayed, scratch: chess.pgn.GameNode) -> str:
     """The comment after ``played`` (a move of ``turn``): its clock and analysis.
 
     Clocks use the referee's own clock face (:func:`serialref.clock.format_clock`:
@@ -95,7 +135,7 @@ def _move_comment(turn: chess.Color, played: MovePlayed) -> str:
     remaining = played.remaining[side_index(turn)]
     parts = [f"[%clk {_pgn_clock(remaining)}]"] if math.isfinite(remaining) else []
     parts.append(f"[%emt {_pgn_clock(played.elapsed)}]")
-    analysis = _analysis_text(played.analysis)
+    analysis = _analysis_text(turn, played.analysis, scratch)
     if analysis:
         parts.append(analysis)
     return " ".join(parts)
@@ -106,8 +146,8 @@ def _headers(
 ) -> chess.pgn.Headers:
     """The Seven Tag Roster and ``TimeControl`` from ``started.tags``, the result and
     ``Termination`` from ``ended`` (``*`` and ``unterminated`` without it),
-    ``PlyCount``, ``SetUp``/``FEN`` for a start other than ``usual``, then any other
-    tag of ``started.tags`` whose name PGN allows."""
+    ``PlyCount``, the game's times, ``SetUp``/``FEN`` for a start other than ``usual``,
+    then any other tag of ``started.tags`` whose name PGN allows."""
     headers = chess.pgn.Headers()
     for name, value in started.tags.items():
         if name in chess.pgn.TAG_ROSTER or name == "TimeControl":
@@ -115,6 +155,10 @@ def _headers(
     headers["Result"] = _tag_value(ended.result) if ended else "*"
     headers["Termination"] = _tag_value(ended.termination) if ended else "unterminated"
     headers["PlyCount"] = str(plies)
+    if ended is not None:
+        headers["GameDuration"] = _duration(ended.wall - started.wall)
+        headers["GameEndTime"] = _timestamp(ended.wall)
+    headers["GameStartTime"] = _timestamp(started.wall)
     if start.fen() != usual:
         headers["SetUp"] = "1"
         headers["FEN"] = start.fen()
@@ -126,6 +170,20 @@ def _headers(
         except ValueError:
             LOGGER.warning("game %d: %r is not a PGN tag name; tag left out", started.game, name)
     return headers
+
+
+def _timestamp(wall: float) -> str:
+    """``2026-11-27T14:21:22.512 CET``: a time as cutechess-cli writes ``GameStartTime``
+    (Qt's ``yyyy-MM-ddThh:mm:ss.zzz t``: local time, milliseconds, the zone's name)."""
+    moment = datetime.datetime.fromtimestamp(wall).astimezone()
+    return f"{moment:%Y-%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d} {moment.tzname()}"
+
+
+def _duration(seconds: float) -> str:
+    """``01:02:03``: cutechess-cli's ``GameDuration``, whole seconds rounded down (past a
+    day the hours go on counting, where cutechess-cli leaves the tag out)."""
+    whole = max(0, int(seconds))
+    return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
 class _PlayedSanExporter(chess.pgn.StringExporter):
@@ -168,6 +226,7 @@ def pgn_text(
     for name, value in headers.items():
         exporter.visit_header(name, value)
     exporter.end_headers()
+    scratch = chess.pgn.Game.without_tag_roster()
     last = len(started.opening_moves) + len(moves) - 1
     if reason and last < 0:
         exporter.visit_comment(reason)
@@ -181,7 +240,7 @@ def pgn_text(
         move = rules.move(played.uci)
         if not board.is_legal(move):
             raise ValueError(f"illegal move {move.uci()} in {board.fen()}")
-        comment = _move_comment(board.turn, played)
+        comment = _move_comment(board.turn, played, scratch)
         exporter.write_move(board, played.san)
         board.push(move)
         if reason and index == last:

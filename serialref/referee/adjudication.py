@@ -243,7 +243,7 @@ _CONTRADICTIONS = (
     ("draw_claim", "draw_offer"),
 )
 
-_ANALYSIS = ("ce", "acn", "acs", "pv")
+_ANALYSIS = ("ce", "acd", "acn", "acs", "pv")
 
 
 def positions_match(record: EpdRecord, board: chess.Board, fen: str | None = None) -> bool:
@@ -339,7 +339,8 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
 
 
 def reply_analysis(record: EpdRecord) -> dict[str, str]:
-    """What a reply says of its search (``ce``, ``acn``, ``acs``, ``pv``), for the record."""
+    """What a reply says of its search (``ce``, ``acd``, ``acn``, ``acs``, ``pv``), for the
+    record."""
     return {
         opcode: " ".join(record.operand_texts(opcode)) for opcode in _ANALYSIS if opcode in record
     }

@@ -5,15 +5,21 @@ on a book is fair (PROTOCOL.md 5: colours alternate). Every opening is checked
 when it is loaded: a position python-chess finds illegal, or one where the game
 is already over (mate, stalemate, a dead position), cannot start a game
 (PROTOCOL.md 7), and the error names the line that gives it.
+
+A book is dealt out as fastchess deals it (``-openings order= start= plies=``,
+``-srand``): :class:`BookOrder` cuts PGN lines, shuffles the book with fastchess's own
+generator and shuffle, and starts at the K-th opening, so the same book and settings
+play the same openings in the same order under both referees.
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import io
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import chess
@@ -26,7 +32,10 @@ from serialref.referee.adjudication import GameBoard
 from serialref.rules import STANDARD, Rules, find_rules
 
 __all__ = [
+    "BookOrder",
+    "MersenneTwister64",
     "Opening",
+    "OpeningOrder",
     "chess960_openings",
     "load_openings",
     "opening_from_fen",
@@ -180,3 +189,100 @@ def _pgn_openings(path: Path, text: str, rules: Rules) -> tuple[Opening, ...]:
 def _line_of(text: str, stream: io.StringIO) -> int:
     """The line the reader had reached: the end of the game just read."""
     return text.count("\n", 0, stream.tell()) or 1
+
+
+class OpeningOrder(enum.StrEnum):
+    """The order a book's openings are played in (fastchess's ``order=``)."""
+
+    SEQUENTIAL = "sequential"
+    RANDOM = "random"
+
+
+@dataclass(frozen=True, slots=True)
+class BookOrder:
+    """Which openings of a book are played, and in which order, exactly as fastchess does it.
+
+    ``plies`` keeps the first N plies of each opening's moves (fastchess's ``plies=``; an
+    EPD position has none to cut); ``None`` keeps them all. ``RANDOM`` shuffles the book
+    with the generator ``-srand`` seeds (:class:`MersenneTwister64`, fastchess's Fisher-Yates
+    shuffle); then the book is turned so that it begins at its ``start``-th opening
+    (1-based, as ``start=``; beyond the book's end it counts on from its beginning). The
+    pairs of games then take the openings in turn, each with both colours, starting
+    over at the end of the book: the K-th pair plays what fastchess's K-th round plays.
+    """
+
+    order: OpeningOrder = OpeningOrder.SEQUENTIAL
+    start: int = 1
+    plies: int | None = None
+    seed: int = 0
+
+    def arrange(self, openings: Sequence[Opening]) -> tuple[Opening, ...]:
+        """The book as its games take it: cut, shuffled, turned to its start."""
+        book = list(openings)
+        if self.plies is not None:
+            book = [replace(opening, moves=opening.moves[: self.plies]) for opening in book]
+        if self.order is OpeningOrder.RANDOM:
+            draw = MersenneTwister64(self.seed)
+            for index in range(len(book) - 1):
+                other = index + draw() % (len(book) - index)
+                book[index], book[other] = book[other], book[index]
+        offset = (self.start - 1) % len(book) if book else 0
+        return tuple(book[offset:] + book[:offset])
+
+    def describe(self) -> str:
+        """What sets this order apart from the book's own, for the match's identity: empty for
+        the book as written, else ``, random order (seed 7), from opening 3, 8 plies``."""
+        parts = []
+        if self.order is OpeningOrder.RANDOM:
+            parts.append(f"random order (seed {self.seed})")
+        if self.start != 1:
+            parts.append(f"from opening {self.start}")
+        if self.plies is not None:
+            parts.append(f"{self.plies} plies")
+        return "".join(f", {part}" for part in parts)
+
+
+_MASK64 = (1 << 64) - 1
+
+
+class MersenneTwister64:
+    """C++'s ``std::mt19937_64``, seeded as ``seed(value)`` seeds it: the generator fastchess
+    shuffles its book with.
+
+    Python's :mod:`random` is the 32-bit Mersenne Twister with a seeding of its own, and
+    numpy has no 64-bit one, so the same seed can only give fastchess's order through
+    the generator itself, written from its definition (C++ [rand.eng.mers] and
+    [rand.predef]: the 10000th number after the default seed 5489 is
+    9981545732273789042).
+    """
+
+    _N, _M = 312, 156
+
+    def __init__(self, seed: int) -> None:
+        state = [seed & _MASK64]
+        for index in range(1, self._N):
+            previous = state[-1]
+            state.append((6364136223846793005 * (previous ^ (previous >> 62)) + index) & _MASK64)
+        self._state = state
+        self._index = self._N
+
+    def __call__(self) -> int:
+        """The next 64-bit number."""
+        if self._index >= self._N:
+            self._twist()
+        value = self._state[self._index]
+        self._index += 1
+        value ^= (value >> 29) & 0x5555555555555555
+        value ^= (value << 17) & 0x71D67FFFEDA60000
+        value ^= (value << 37) & 0xFFF7EEE000000000
+        return (value ^ (value >> 43)) & _MASK64
+
+    def _twist(self) -> None:
+        state, size = self._state, self._N
+        for index in range(size):
+            upper = (state[index] & 0xFFFFFFFF80000000) | (state[(index + 1) % size] & 0x7FFFFFFF)
+            mixed = upper >> 1
+            if upper & 1:
+                mixed ^= 0xB5026F5AA96619E9
+            state[index] = state[(index + self._M) % size] ^ mixed
+        self._index = 0

@@ -16,7 +16,7 @@ setting named, so a journal is never continued as a different match.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
@@ -37,6 +37,7 @@ from serialref.events import (
 )
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
 from serialref.referee.gamestates import GameState, ResumedGame
+from serialref.referee.incidents import MatchIncidents
 from serialref.referee.openings import Opening
 from serialref.referee.settings import PORTS, MatchSettings
 from serialref.rules import rules_of_tags
@@ -83,6 +84,7 @@ class ResumePoint:
     clocks: dict[str, object] | None = None
     paused: bool = False  # the supervisor's pause is still on
     added: tuple[float, float] = (0.0, 0.0)  # time the supervisor added in the unfinished game
+    incidents: MatchIncidents = field(default_factory=MatchIncidents)  # the players' so far
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +168,7 @@ def unfinished_match(
         clocks=stop.clocks if stop is not None and not clocks_stale else None,
         paused=_paused(match_events),
         added=_added(match_events, unfinished.started.game) if unfinished else (0.0, 0.0),
+        incidents=MatchIncidents.of_events(match_events),
     )
     return MatchInJournal(
         point=point,
