@@ -40,15 +40,13 @@ from serialref.referee.adjudication import (
     Ruling,
     Termination,
     Verdict,
-    judge_reply,
-    positions_match,
     reply_analysis,
-    wrong_position,
 )
 from serialref.referee.gamestates import TRANSITIONS, GameState, ResumedGame
 from serialref.referee.host import GameHost
 from serialref.referee.moveclock import MoveClock
 from serialref.referee.settings import PORTS, OnInfraction, other_port
+from serialref.referee.turn import Ignored, judge_turn
 
 __all__ = ["GameReferee"]
 
@@ -200,16 +198,16 @@ class GameReferee:
     def on_reply(self, port: str, record: EpdRecord, text: str, at: float) -> None:
         """A ``reply`` arrived on ``port``: a move, an ending, an infraction, or stale."""
         session = self._sessions[port]
-        in_turn = self.state is GameState.PLAYING and session.to_move
-        if in_turn and self._moves.awaits_departure_to(port):
-            self._host.ignored(port, text, at, "reply before its respond had left (stale)")
-            return
-        in_position = in_turn and positions_match(record, self.game.board, self.game.fen)
-        if not in_position and session.is_stale(record.position):
-            self._host.ignored(port, text, at, "stale reply: it answers an earlier respond")
-            return
-        if not in_turn:
-            self._host.ignored(port, text, at, "reply out of turn")
+        ruling = judge_turn(
+            self.game,
+            record,
+            session,
+            playing=self.state is GameState.PLAYING,
+            respond_left=not self._moves.awaits_departure_to(port),
+            offer_pending=self._offer_pending,
+        )
+        if isinstance(ruling, Ignored):
+            self._host.ignored(port, text, at, ruling.reason)
             return
         self._host.received(port, text, at)
         # The player stopped thinking when the reply's first byte left it.
@@ -218,10 +216,6 @@ class GameReferee:
             session.note_reply()
             self.end(self.game.flag_verdict(self.game.turn), at=thought_at)
             return
-        if in_position:
-            ruling = judge_reply(self.game, record, offer_pending=self._offer_pending)
-        else:
-            ruling = wrong_position(self.game, record)
         for note in ruling.notes:
             LOGGER.info("port %s: %s", port, note)
         if ruling.kind is ReplyKind.INFRACTION:
