@@ -53,12 +53,17 @@ class Harness:
     def __init__(self, recorders: int = 2, observers: int = 2) -> None:
         self.log: list[tuple[str, object]] = []
         self.failures: list[RecorderError] = []
+        self.unrecorded: list[MatchEvent | None] = []
         self.recorders = [Listener(f"recorder{n}", self.log) for n in range(1, recorders + 1)]
         self.observers = [Listener(f"observer{n}", self.log) for n in range(1, observers + 1)]
         self.publisher = Publisher(
             self.recorders, self.observers, wall_clock=lambda: WALL,
-            on_storage_failure=self.failures.append,
+            on_storage_failure=self._failed,
         )  # fmt: skip
+
+    def _failed(self, error: RecorderError, unrecorded: MatchEvent | None) -> None:
+        self.failures.append(error)
+        self.unrecorded.append(unrecorded)
 
     def order(self) -> list[str]:
         return [name for name, _ in self.log]
@@ -157,6 +162,41 @@ def test_a_held_line_keeps_its_place_before_any_later_event() -> None:
     off_a = LineReceived(port="a", text="refreq sign_off;", wall=WALL, at=13.5)
     assert harness.events() == [line, EVENT, off_b, off_a, "sync"]
     assert harness.events("observer1") == [line, EVENT, off_b, off_a]
+
+
+def test_an_event_recorded_ahead_reaches_the_observers_with_the_next_one() -> None:
+    harness = Harness(recorders=1, observers=1)
+    harness.publisher.received("a", "refreq reply; sm e4;", 12.5)
+    harness.publisher.record_ahead(EVENT)
+    line = LineReceived(port="a", text="refreq reply; sm e4;", wall=WALL, at=12.5)
+    assert harness.log == [("recorder1", line), ("recorder1", EVENT)]
+    harness.publisher.publish(NEXT)
+    assert harness.events("observer1") == [line, EVENT, NEXT]
+    harness.publisher.record_ahead(EVENT)
+    harness.publisher.sync()
+    assert harness.log[-2:] == [("observer1", EVENT), ("recorder1", "sync")]
+
+
+@pytest.mark.parametrize("failing", [1, 2], ids=["its line", "the event"])
+def test_an_event_recorded_ahead_that_fails_is_named_and_observed_by_no_one(
+    failing: int,
+) -> None:
+    harness = Harness(recorders=1, observers=1)
+    harness.recorders[0].fail_on = failing
+    harness.publisher.received("a", "refreq reply; sm e4;", 12.5)
+    with pytest.raises(RecorderError):
+        harness.publisher.record_ahead(EVENT)
+    assert harness.unrecorded == [EVENT]
+    harness.publisher.sync()
+    assert EVENT not in harness.events("observer1")
+
+
+def test_a_failing_sync_names_no_event() -> None:
+    harness = Harness(recorders=1, observers=0)
+    harness.recorders[0].fail_sync = True
+    with pytest.raises(RecorderError):
+        harness.publisher.sync()
+    assert harness.unrecorded == [None]
 
 
 def test_ignored_lines_are_recorded_a_few_per_second_then_counted(

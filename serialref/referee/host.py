@@ -59,6 +59,15 @@ class GameHost(Protocol):
 
     def publish(self, event: MatchEvent) -> None: ...
 
+    def record_ahead(self, event: MatchEvent) -> None:
+        """Record ``event`` now, ahead of the record that tells another party of it; the
+        observers see it with the next event published (write-ahead, PROTOCOL.md 7)."""
+        ...
+
+    def sync_records(self) -> None:
+        """Make what was recorded durable."""
+        ...
+
     def received(self, port: str, text: str, at: float) -> None:
         """Record a line the game acts on, before what it causes."""
         ...

@@ -24,9 +24,10 @@ import pytest
 
 from serialref import records
 from serialref.epd.operations import Operation
+from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.testing import Peer, null_modem
+from serialref.testing import Peer, null_modem, quiet_game
 
 RUN_TIMEOUT = 30.0
 
@@ -373,6 +374,53 @@ def test_a_journal_that_cannot_be_written_stops_the_match_and_tells_the_players(
     stderr = referee.finish(process, code=5)
     assert "File too large" in stderr
     assert referee.entries()[-1]["event"] != "MatchEnded"  # nothing after the failure
+
+
+def test_after_a_full_disk_the_restart_resumes_at_the_last_relayed_move(
+    referee: Referee,
+) -> None:
+    """Whichever entry the full disk refuses, no player has heard of a move the journal
+    lacks (write-ahead, PROTOCOL.md 7): the fault names the position after the last
+    move relayed, and the restart replays exactly the moves relayed."""
+    process = referee.start("--tc", "60+1", fsize=12_000)
+    start_game(referee)
+    board = chess.Board()
+    peers = (referee.a, referee.b)
+    game = iter(quiet_game(80))
+    turn = 0
+    while True:
+        played = chess.Move.from_uci(next(game))
+        peers[turn].send_line(format_record(records.reply(board, played)))
+        line = peers[1 - turn].read_line()
+        if "refcom fault" in line:
+            break
+        assert f"refcom respond; sm {board.san(played)};" in line
+        board.push(played)
+        turn = 1 - turn
+    position = " ".join(board.fen(en_passant="fen").split()[:4])
+    assert parse_record(line).position == position
+    peers[1 - turn].expect("disconnect")
+    assert parse_record(peers[turn].read_line()).position == position  # its fault
+    peers[turn].expect("disconnect")
+    referee.finish(process, code=5)
+    assert len(board.move_stack) > 4, "the disk filled up before the game got going"
+
+    restarted = referee.start("--tc", "60+1")
+    replay = chess.Board()
+    for peer in peers:
+        peer.expect("reset")
+        peer.expect("inform")
+        replay = chess.Board()
+        for played in board.move_stack:
+            execute = peer.expect("execute")
+            assert execute.move("sm", replay) == played
+            replay.push(played)
+    to_move = peers[turn]
+    assert "sm" not in to_move.expect("respond")
+    resign(to_move, replay)
+    referee.finish(restarted)
+    (finished,) = referee.games()
+    assert list(finished.mainline_moves()) == board.move_stack
 
 
 def test_a_pgn_that_cannot_be_written_is_completed_from_the_journal_once(
