@@ -66,6 +66,8 @@ def run(baud: int, plies: int, directory: Path, tree: Path) -> float:
             env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree,
         )  # fmt: skip
         while not journal.exists() or b"MatchStarted" not in journal.read_bytes():
+            if referee.poll() is not None:
+                raise SystemExit(f"the referee ended with code {referee.returncode} at start")
             time.sleep(0.01)  # the referee has opened its ports
         ports = [
             serial.serial_for_url(cable.path_b, exclusive=True, timeout=PLAYER_TIMEOUT)
