@@ -23,6 +23,8 @@ import chess.pgn
 import pytest
 
 from serialref import records
+from serialref.control.client import send_request
+from serialref.control.protocol import Request
 from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
@@ -320,6 +322,54 @@ def test_a_restart_after_an_orderly_stop_waits_for_both_players(
     assert [m.uci() for m in game.mainline_moves()] == ["e2e4", "e7e5"]
     black_clock = list(game.mainline())[1].clock()  # 2 s less what Beta used, before and after
     assert black_clock is not None and 1.0 <= black_clock <= 1.5 + 1e-9
+
+
+def test_a_game_started_again_and_cut_short_by_a_crash_starts_on_full_clocks(
+    referee: Referee,
+) -> None:
+    """An orderly stop keeps the clocks of the game in progress; a supervisor's
+    restart-game leaves them behind, even when a crash in the reset delay follows."""
+    control = ("--control-socket", str(referee.directory / "control.sock"))
+    process = referee.start("--tc", "300+1", *control)
+    start_game(referee)
+    board = chess.Board()
+    for peer, san in zip((referee.a, referee.b) * 2, ("e4", "e5", "Nf3", "Nc6"), strict=True):
+        if san in ("e4", "e5"):
+            time.sleep(1.1)  # the player thinks: a clock of a second and more to leave behind
+        move(peer, board, san)
+        (referee.b if peer is referee.a else referee.a).expect("respond")
+    process.send_signal(signal.SIGTERM)
+    for peer in (referee.a, referee.b):
+        peer.expect("disconnect")
+    referee.finish(process, code=4)
+
+    stopped_again = referee.start("--tc", "300+1", "--reset-delay", "60", *control)
+    for peer, name in ((referee.a, "Alpha"), (referee.b, "Beta")):
+        sign_on(peer, name)
+        peer.expect("inform")
+        for _ in board.move_stack:
+            peer.expect("execute")
+    assert referee.a.expect("respond").clock_pair("cc") == (1, 1)
+    reply = send_request(referee.directory / "control.sock", Request("restart-game", ()))
+    assert reply.ok, reply.error
+    for peer in (referee.a, referee.b):
+        peer.expect("reset")  # the reset delay of 60 s runs: the referee dies in it
+    stopped_again.kill()
+    stopped_again.wait()
+
+    restarted = referee.start("--tc", "300+1", *control)
+    for peer in (referee.a, referee.b):
+        peer.expect("reset")
+        peer.expect("inform")
+    assert referee.a.expect("respond").clock_pair("cc") == (0, 0)
+    fresh = chess.Board()
+    move(referee.a, fresh, "d4")
+    referee.b.expect("respond")
+    resign(referee.b, fresh)
+    referee.finish(restarted)
+    (game,) = referee.games()
+    first = next(iter(game.mainline()))
+    assert (first.move.uci(), first.clock()) == ("d2d4", 300.0)  # 300 s + 1 s, less a sliver
 
 
 # --- 5. the referee that did not run ------------------------------------------------------
