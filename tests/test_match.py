@@ -514,6 +514,52 @@ def test_an_invalid_claim_without_a_move_is_a_rules_infraction(match: Harness) -
     assert (ended.result, ended.termination) == ("0-1", "rules infraction")
 
 
+# A move beside a claim that holds now, or beside an accepted offer, is never looked at.
+NOT_PLAYED = ["Ke2", "Nf4", "Zz9", "e2e5"]
+
+
+@pytest.mark.parametrize("beside", NOT_PLAYED)
+def test_a_threefold_claim_on_the_current_position_ends_the_game_whatever_move_is_beside_it(
+    match: Harness, beside: str
+) -> None:
+    """PROTOCOL.md 5 (1.2): the claim is judged before the move beside it is read."""
+    match.start_game()
+    for port, san in [("a", "Nf3"), ("b", "Nf6"), ("a", "Ng1"), ("b", "Ng8")] * 2:
+        match.move(port, san)
+    match.reply("a", op("sm", beside), op("draw_claim"))
+    ended = match.ended()
+    assert (ended.result, ended.termination, ended.reason) == (
+        "1/2-1/2", "normal", "draw claimed: threefold repetition",
+    )  # fmt: skip
+    assert len(match.events.of(MovePlayed)) == 8
+
+
+@pytest.mark.parametrize("beside", NOT_PLAYED[:3])
+def test_a_fifty_move_claim_on_the_current_position_ends_the_game_whatever_move_is_beside_it(
+    beside: str,
+) -> None:
+    fen = "k7/8/8/8/8/8/8/KR6 w - - 100 80"
+    match = Harness(openings=(Opening(fen),))
+    match.start_game(fen)
+    match.reply("a", op("sm", beside), op("draw_claim"))
+    assert (match.ended().result, match.ended().reason) == (
+        "1/2-1/2", "draw claimed: fifty-move rule",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("beside", ["Ke7", "Zz9", "e4"])
+def test_an_accepted_draw_offer_ends_the_game_whatever_move_is_beside_it(
+    match: Harness, beside: str
+) -> None:
+    """draw_accept needs no move (PROTOCOL.md 4): the agreement ends the game."""
+    match.start_game()
+    match.move("a", "e4", op("draw_offer"))
+    match.reply("b", op("sm", beside), op("draw_accept"))
+    ended = match.ended()
+    assert (ended.result, ended.termination, ended.reason) == ("1/2-1/2", "normal", "draw agreed")
+    assert [move.san for move in match.events.of(MovePlayed)] == ["e4"]
+
+
 @pytest.mark.parametrize(
     ("make_reply", "reason"),
     [
