@@ -75,9 +75,6 @@ class FakeHost:
     def publish(self, event: MatchEvent) -> None:
         self.events.append(event)
 
-    def record_ahead(self, event: MatchEvent) -> None:
-        self.events.append(event)
-
     def sync_records(self) -> None:
         """Nothing to make durable."""
 

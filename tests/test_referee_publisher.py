@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import chess
 import pytest
 
 from serialref.errors import RecorderError
@@ -11,6 +12,7 @@ from serialref.events import (
     LineReceived,
     LinesIgnored,
     MatchEvent,
+    MovePlayed,
     PgnAppended,
     RefereeStalled,
 )
@@ -164,31 +166,35 @@ def test_a_held_line_keeps_its_place_before_any_later_event() -> None:
     assert harness.events("observer1") == [line, EVENT, off_b, off_a]
 
 
-def test_an_event_recorded_ahead_reaches_the_observers_with_the_next_one() -> None:
+MOVE = MovePlayed(
+    game=1, ply=1, san="e4", uci="e2e4", elapsed=2.5, remaining=(58.5, 60.0),
+    consumed=(2.5, 0.0), moves_made=(1, 0), fen=chess.Board("4k3/8/8/8/4P3/8/8/4K3 b - e3").fen(),
+)  # fmt: skip
+
+
+def test_a_move_is_recorded_at_once_and_observed_with_the_next_event() -> None:
     harness = Harness(recorders=1, observers=1)
     harness.publisher.received("a", "refreq reply; sm e4;", 12.5)
-    harness.publisher.record_ahead(EVENT)
+    harness.publisher.publish(MOVE)
     line = LineReceived(port="a", text="refreq reply; sm e4;", wall=WALL, at=12.5)
-    assert harness.log == [("recorder1", line), ("recorder1", EVENT)]
+    assert harness.log == [("recorder1", line), ("recorder1", MOVE)]
     harness.publisher.publish(NEXT)
-    assert harness.events("observer1") == [line, EVENT, NEXT]
-    harness.publisher.record_ahead(EVENT)
+    assert harness.events("observer1") == [line, MOVE, NEXT]
+    harness.publisher.publish(MOVE)
     harness.publisher.sync()
-    assert harness.log[-2:] == [("observer1", EVENT), ("recorder1", "sync")]
+    assert harness.log[-2:] == [("observer1", MOVE), ("recorder1", "sync")]
 
 
-@pytest.mark.parametrize("failing", [1, 2], ids=["its line", "the event"])
-def test_an_event_recorded_ahead_that_fails_is_named_and_observed_by_no_one(
-    failing: int,
-) -> None:
+@pytest.mark.parametrize("failing", [1, 2], ids=["its line", "the move"])
+def test_a_move_that_cannot_be_recorded_is_named_and_observed_by_no_one(failing: int) -> None:
     harness = Harness(recorders=1, observers=1)
     harness.recorders[0].fail_on = failing
     harness.publisher.received("a", "refreq reply; sm e4;", 12.5)
     with pytest.raises(RecorderError):
-        harness.publisher.record_ahead(EVENT)
-    assert harness.unrecorded == [EVENT]
+        harness.publisher.publish(MOVE)
+    assert harness.unrecorded == [MOVE]
     harness.publisher.sync()
-    assert EVENT not in harness.events("observer1")
+    assert MOVE not in harness.events("observer1")
 
 
 def test_a_failing_sync_names_no_event() -> None:

@@ -250,7 +250,7 @@ class GameReferee:
             # Write-ahead (PROTOCOL.md 7): the move is in the journal before any record
             # tells another party of it; the observers see it, and the journal syncs it,
             # once the respond has left, before anything else is sent.
-            self._host.record_ahead(played)
+            self._host.publish(played)
             verdict = self.game.automatic_verdict()
             if verdict is not None:
                 self.end(verdict, at=thought_at)

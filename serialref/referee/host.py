@@ -59,11 +59,6 @@ class GameHost(Protocol):
 
     def publish(self, event: MatchEvent) -> None: ...
 
-    def record_ahead(self, event: MatchEvent) -> None:
-        """Record ``event`` now, ahead of the record that tells another party of it; the
-        observers see it with the next event published (write-ahead, PROTOCOL.md 7)."""
-        ...
-
     def sync_records(self) -> None:
         """Make what was recorded durable."""
         ...

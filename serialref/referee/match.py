@@ -324,9 +324,6 @@ class MatchReferee:
     def publish(self, event: MatchEvent) -> None:
         self._publisher.publish(event)
 
-    def record_ahead(self, event: MatchEvent) -> None:
-        self._publisher.record_ahead(event)
-
     # ------------------------------------------------------------ sign-on/off
 
     def _on_sign_on(self, port: str, record: EpdRecord) -> None:

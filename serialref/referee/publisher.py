@@ -6,12 +6,13 @@ failure to the match, which tells the players (PROTOCOL.md 7). An observer's fai
 costs only that observer: it is logged and sees no more of the match.
 
 A move is recorded ahead of the record that tells another party of it (write-ahead,
-PROTOCOL.md 7): :meth:`Publisher.record_ahead` writes it, and the line that played it,
-before the opponent's ``respond`` leaves; the observers (the audience's feeds, the
-standby's replicator) see both only after that, with the next event published, and
-the sync the game asks for right after the ``respond`` makes them durable. A recorder
-that fails there names the move it could not take, so the match can tell the players
-the position before it.
+PROTOCOL.md 7): the game publishes it, after the line that played it, before the
+opponent's ``respond`` leaves, and the recorders write both at once; the observers (the
+audience's feeds, the control socket, the standby's replicator) see them only with the
+next event published (the ``respond``'s own, first of all), so the ``respond`` waits
+for no observer, and the sync the game asks for right after the ``respond`` makes them
+durable. A recorder that fails there names the move it could not take, so the match
+can tell the players the position before it.
 
 A line the referee acts on is held until the next entry is recorded, which writes the
 line first, or until the referee is done with the line: each entry keeps its place
@@ -27,13 +28,23 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from serialref.errors import RecorderError
-from serialref.events import LineReceived, LinesIgnored, MatchEvent, MatchListener, Recorder
+from serialref.events import (
+    LineReceived,
+    LinesIgnored,
+    MatchEvent,
+    MatchListener,
+    MovePlayed,
+    Recorder,
+)
 from serialref.referee.session import IgnoredLines
 from serialref.referee.settings import PORTS
 
 __all__ = ["Publisher"]
 
 LOGGER = logging.getLogger(__name__)
+
+_RECORDED_AHEAD = (MovePlayed,)
+"""Events recorded ahead of the record that tells the players of them (write-ahead)."""
 
 
 class Publisher:
@@ -57,21 +68,18 @@ class Publisher:
         self._on_storage_failure = on_storage_failure
         self._ignored_lines = {port: IgnoredLines() for port in PORTS}
         self._held: LineReceived | None = None
-        self._unobserved: list[MatchEvent] = []  # recorded ahead, not yet observed
+        self._unobserved: list[MatchEvent] = []  # recorded, not yet observed
 
     def publish(self, event: MatchEvent) -> None:
-        """Recorders first, in order, then observers; a recorder that fails stops the
-        recording."""
-        self.record_ahead(event)
-        self._observe()
-
-    def record_ahead(self, event: MatchEvent) -> None:
-        """Record ``event`` now, after the line held by :meth:`received`; the observers see
-        both with the next event published, or at :meth:`release_held`."""
+        """Recorders first, in order, after the line held by :meth:`received`; then the
+        observers, except for a move, which they see with the next event published (or
+        at :meth:`release_held`). A recorder that fails stops the recording."""
         held, self._held = self._held, None
         if held is not None:
             self._record(held, on_behalf_of=event)
         self._record(event, on_behalf_of=event)
+        if not isinstance(event, _RECORDED_AHEAD):
+            self._observe()
 
     def _record(self, event: MatchEvent, *, on_behalf_of: MatchEvent) -> None:
         """Every recorder in order; the observers' turn comes in :meth:`_observe`.
