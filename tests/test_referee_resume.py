@@ -173,7 +173,7 @@ def test_a_game_started_again_after_the_stop_leaves_the_stopped_clock_behind() -
     game = resumed_game(found.point, TC)
     assert game.board == chess.Board()
     assert (game.clock.consumed(chess.WHITE), game.clock.consumed(chess.BLACK)) == (0.0, 0.0)
-    assert game.clock.cc_seconds(200.0) == (0, 0)
+    assert (game.clock.moves_made(chess.WHITE), game.clock.moves_made(chess.BLACK)) == (0, 0)
 
 
 @pytest.mark.parametrize(("control", "period", "bonus"), [("40/20:10+0.2", 20.0, 10.0),
