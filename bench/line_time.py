@@ -1,6 +1,7 @@
 """Wall time per ply against the line's own limit, at 9600 and 115200 baud.
 
-    python bench/line_time.py [--plies-9600 60] [--plies-115200 200]
+    python bench/line_time.py [--plies-9600 60] [--plies-115200 200] [--baseline DIR]
+                              [--rounds N]
 
 A real ``serialref run`` process (journal on, an ``fsync`` per move, ``line_delay =
 "on"``) referees one game between two instant players on the far ends of the project's
@@ -15,11 +16,18 @@ From the referee's own journal it prints, per ply:
   (journal entries and their fsync included), median and 99th percentile;
 - the time charged to each side for the whole game (an instant player's: next to
   nothing when the line's time is allowed both ways).
+
+With ``--baseline DIR`` (another serialref source tree, such as ``git archive main |
+tar -x -C DIR``) each round runs that tree's referee too, the two taking turns, and the
+end gives both trees' median turnarounds round by round, so that a change is measured
+against the tree before it on the same (possibly busy) machine in one run. The machine's
+load average is printed at the start and the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -42,9 +50,11 @@ from serialref.testing import null_modem_cable, quiet_game
 ANALYSIS = (Operation.of("acn", 123456), Operation.of("acs", 1), Operation.of("ce", -35))
 
 
-def run(baud: int, plies: int, directory: Path) -> None:
+def run(baud: int, plies: int, directory: Path, tree: Path) -> float:
+    """One game over the cables with ``tree``'s referee; its median turnaround."""
     game = quiet_game(plies)
     journal = directory / f"journal-{baud}.jsonl"
+    journal.unlink(missing_ok=True)  # the last run's, whose MatchStarted would be waited on
     config = directory / "lines.toml"
     config.write_text('[ports.a]\nline_delay = "on"\n[ports.b]\nline_delay = "on"\n')
     with null_modem_cable(baudrate=baud) as cable_a, null_modem_cable(baudrate=baud) as cable_b:
@@ -53,8 +63,11 @@ def run(baud: int, plies: int, directory: Path) -> None:
             [sys.executable, "-m", "serialref", "run", cable_a.path_a, cable_b.path_a,
              "--baud", str(baud), "--config", str(config), "--journal", str(journal),
              "--tc", "3600", "--reset-delay", "0.1", "--conclude-delay", "0.1", "--quiet"],
+            env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree,
         )  # fmt: skip
         while not journal.exists() or b"MatchStarted" not in journal.read_bytes():
+            if referee.poll() is not None:
+                raise SystemExit(f"the referee ended with code {referee.returncode} at start")
             time.sleep(0.01)  # the referee has opened its ports
         ports = [
             serial.serial_for_url(cable.path_b, exclusive=True, timeout=PLAYER_TIMEOUT)
@@ -76,7 +89,7 @@ def run(baud: int, plies: int, directory: Path) -> None:
             player.join()
         for port in ports:
             port.close()
-    report(baud, plies, read_journal(journal), cpu_seconds)
+    return report(baud, plies, read_journal(journal), cpu_seconds)
 
 
 PLAYER_TIMEOUT = 30.0
@@ -111,8 +124,8 @@ def answer_prepared(port: serial.Serial, replies: list[bytes]) -> None:
             port.write(next(answered))
 
 
-def report(baud: int, plies: int, events: list[MatchEvent], cpu_seconds: float) -> None:
-    """The figures, all from the referee's own clock."""
+def report(baud: int, plies: int, events: list[MatchEvent], cpu_seconds: float) -> float:
+    """Print the figures, all from the referee's own clock; the median turnaround."""
     char = 10 / baud
     turnarounds, reply_at, first, last, line_bytes = [], None, None, None, 0
     for event in events:
@@ -142,17 +155,33 @@ def report(baud: int, plies: int, events: list[MatchEvent], cpu_seconds: float) 
           f" {cpu_seconds / plies * 1000:.3f} ms")
     print(f"  charged for the whole game: White {ended.consumed[0]:.3f} s,"
           f" Black {ended.consumed[1]:.3f} s")
+    return statistics.median(turnarounds)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plies-9600", type=int, default=60)
     parser.add_argument("--plies-115200", type=int, default=200)
+    parser.add_argument("--baseline", type=Path, help="another serialref tree to run too")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each tree (default 1)")
     args = parser.parse_args()
-    print(f"{time.strftime('%Y-%m-%d %H:%M')} on {sys.platform}, python {sys.version.split()[0]}")
+    print(f"{time.strftime('%Y-%m-%d %H:%M')} on {sys.platform}, python {sys.version.split()[0]},"
+          f" load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+    trees = {"this": Path(__file__).resolve().parent.parent}
+    if args.baseline is not None:
+        trees = {"baseline": args.baseline.resolve(), **trees}
+    medians: dict[tuple[str, int], list[float]] = {}
     with tempfile.TemporaryDirectory() as directory:
-        run(9600, args.plies_9600, Path(directory))
-        run(115200, args.plies_115200, Path(directory))
+        for _ in range(args.rounds):
+            for baud, plies in ((9600, args.plies_9600), (115200, args.plies_115200)):
+                for name, tree in trees.items():
+                    print(f"[{name}] ", end="")
+                    median = run(baud, plies, Path(directory), tree)
+                    medians.setdefault((name, baud), []).append(median)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    for (name, baud), found in medians.items():
+        runs = ", ".join(f"{median * 1000:.3f}" for median in found)
+        print(f"{name:>8} {baud:>6} baud: median turnaround per run {runs} ms")
 
 
 if __name__ == "__main__":

@@ -57,6 +57,9 @@ class _Events:
     def handle(self, event: MatchEvent) -> None:
         self.events.append(event)
 
+    def sync(self) -> None:
+        """Nothing to make durable."""
+
     def close(self) -> None:
         """Nothing to release."""
 

@@ -15,6 +15,7 @@ from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
+from serialref.errors import RecorderError
 from serialref.events import (
     GameEnded,
     GameStarted,
@@ -24,7 +25,6 @@ from serialref.events import (
     MatchEnded,
     MatchEvent,
     MovePlayed,
-    RecordSent,
 )
 from serialref.referee.match import MatchReferee, MatchState
 from serialref.referee.openings import Opening
@@ -70,6 +70,9 @@ class Collector:
 
     def handle(self, event: MatchEvent) -> None:
         self.events.append(event)
+
+    def sync(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -182,27 +185,82 @@ def test_inform_and_first_respond_wait_for_the_reset_delay(match: Harness) -> No
     assert match.referee.state is MatchState.IN_GAME
 
 
-def test_the_respond_leaves_before_the_reply_and_its_move_are_recorded(match: Harness) -> None:
+class Witness:
+    """A recorder or an observer that notes what it is given in a log it shares."""
+
+    def __init__(self, name: str, log: list[str], *, fail_on: type | None = None) -> None:
+        self.name = name
+        self.log = log
+        self.fail_on = fail_on  # an event of this type cannot be written
+        self.moves: list[MovePlayed] = []
+
+    def handle(self, event: MatchEvent) -> None:
+        if self.fail_on is not None and isinstance(event, self.fail_on):
+            raise RecorderError("cannot write journal.jsonl: No space left on device")
+        self.log.append(f"{self.name} {type(event).__name__}")
+        if isinstance(event, MovePlayed):
+            self.moves.append(event)
+
+    def sync(self) -> None:
+        self.log.append(f"{self.name} sync")
+
+    def close(self) -> None:
+        pass
+
+
+def witnessed(match: Harness, fail_on: type | None = None) -> tuple[list[str], Witness]:
+    """The match's referee again, with a recorder and an observer logging beside its wire."""
+    log: list[str] = []
+    recorder = Witness("recorder", log, fail_on=fail_on)
+    match.referee = MatchReferee(
+        match.referee.settings, match.wire, [recorder], [Witness("observer", log)],
+        clock=match.clock, wall_clock=lambda: WALL,
+    )  # fmt: skip
+    match.referee.start()
     match.start_game()
-    recorded_at_write: list[int] = []
     send = match.wire.send
 
-    def send_noting_the_record(port: str, text: str, *, notify: bool = False) -> float:
-        recorded_at_write.append(len(match.events.events))
+    def send_noting_it(port: str, text: str, *, notify: bool = False) -> float:
+        log.append(f"{port} {records.referee_command(parse_record(text)).value}")
         return send(port, text, notify=notify)
 
-    match.wire.send = send_noting_the_record  # type: ignore[method-assign]
-    before = len(match.events.events)
+    match.wire.send = send_noting_it  # type: ignore[method-assign]
+    log.clear()
+    return log, recorder
+
+
+def test_a_move_is_recorded_before_the_respond_that_relays_it_and_synced_after(
+    match: Harness,
+) -> None:
+    """Write-ahead (PROTOCOL.md 7): the reply and its move are in the journal when the
+    opponent's respond leaves; the observers see them after it, and the sync follows."""
+    log, recorder = witnessed(match)
     match.move("a", "e4", op("ce", "31"), think=2.5)
-    # The opponent's clock waits for nothing the journal or the PGN do.
-    assert recorded_at_write == [before]
-    after = match.events.events[before:]
-    assert [type(event) for event in after] == [LineReceived, RecordSent, MovePlayed]
-    reply, respond, played = after
-    assert "refreq reply" in reply.text and "refcom respond" in respond.text
+    assert log == [
+        "recorder LineReceived", "recorder MovePlayed",
+        "b respond",
+        "recorder RecordSent",
+        "observer LineReceived", "observer MovePlayed", "observer RecordSent",
+        "recorder sync",
+    ]  # fmt: skip
+    (played,) = recorder.moves
     assert (played.san, played.analysis, played.moves_made) == ("e4", {"ce": "31"}, (1, 0))
     assert played.consumed == pytest.approx((2.5, 0.0))
-    assert played.remaining == pytest.approx((60 - 2.5 + 1, 60))
+
+
+def test_a_move_the_journal_cannot_take_is_told_to_no_one(match: Harness) -> None:
+    """The journal fails on the move: both players get fault and disconnect with the
+    position before it, and the opponent no respond (PROTOCOL.md 7)."""
+    log, _ = witnessed(match, fail_on=MovePlayed)
+    with pytest.raises(RecorderError, match="No space left on device"):
+        match.move("a", "e4")
+    assert [entry for entry in log if not entry.startswith("observer")] == [
+        "recorder LineReceived", "a fault", "a disconnect", "b fault", "b disconnect",
+    ]  # fmt: skip
+    assert "observer MovePlayed" not in log
+    assert all(records.fen_of(match.last(port).board()) == START for port in "ab")
+    assert 'c0 "referee storage failure"' in match.lines("b")[-2]
+    assert match.referee.done and not match.referee.complete
 
 
 def test_a_line_whose_handling_fails_is_recorded_all_the_same(match: Harness) -> None:
@@ -467,6 +525,52 @@ def test_an_invalid_claim_without_a_move_is_a_rules_infraction(match: Harness) -
     match.reply("a", op("draw_claim"))
     ended = match.ended()
     assert (ended.result, ended.termination) == ("0-1", "rules infraction")
+
+
+# A move beside a claim that holds now, or beside an accepted offer, is never looked at.
+NOT_PLAYED = ["Ke2", "Nf4", "Zz9", "e2e5"]
+
+
+@pytest.mark.parametrize("beside", NOT_PLAYED)
+def test_a_threefold_claim_on_the_current_position_ends_the_game_whatever_move_is_beside_it(
+    match: Harness, beside: str
+) -> None:
+    """PROTOCOL.md 5 (1.2): the claim is judged before the move beside it is read."""
+    match.start_game()
+    for port, san in [("a", "Nf3"), ("b", "Nf6"), ("a", "Ng1"), ("b", "Ng8")] * 2:
+        match.move(port, san)
+    match.reply("a", op("sm", beside), op("draw_claim"))
+    ended = match.ended()
+    assert (ended.result, ended.termination, ended.reason) == (
+        "1/2-1/2", "normal", "draw claimed: threefold repetition",
+    )  # fmt: skip
+    assert len(match.events.of(MovePlayed)) == 8
+
+
+@pytest.mark.parametrize("beside", NOT_PLAYED[:3])
+def test_a_fifty_move_claim_on_the_current_position_ends_the_game_whatever_move_is_beside_it(
+    beside: str,
+) -> None:
+    fen = "k7/8/8/8/8/8/8/KR6 w - - 100 80"
+    match = Harness(openings=(Opening(fen),))
+    match.start_game(fen)
+    match.reply("a", op("sm", beside), op("draw_claim"))
+    assert (match.ended().result, match.ended().reason) == (
+        "1/2-1/2", "draw claimed: fifty-move rule",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("beside", ["Ke7", "Zz9", "e4"])
+def test_an_accepted_draw_offer_ends_the_game_whatever_move_is_beside_it(
+    match: Harness, beside: str
+) -> None:
+    """draw_accept needs no move (PROTOCOL.md 4): the agreement ends the game."""
+    match.start_game()
+    match.move("a", "e4", op("draw_offer"))
+    match.reply("b", op("sm", beside), op("draw_accept"))
+    ended = match.ended()
+    assert (ended.result, ended.termination, ended.reason) == ("1/2-1/2", "normal", "draw agreed")
+    assert [move.san for move in match.events.of(MovePlayed)] == ["e4"]
 
 
 @pytest.mark.parametrize(

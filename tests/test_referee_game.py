@@ -75,6 +75,9 @@ class FakeHost:
     def publish(self, event: MatchEvent) -> None:
         self.events.append(event)
 
+    def sync_records(self) -> None:
+        """Nothing to make durable."""
+
     def received(self, port: str, text: str, at: float) -> None:
         self.acted_on.append((port, text, at))
 

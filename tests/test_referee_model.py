@@ -195,6 +195,9 @@ class Journal:
             ), (event.consumed, self._last_consumed)
             self._last_consumed = event.consumed
 
+    def sync(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 

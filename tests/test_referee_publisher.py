@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import chess
 import pytest
 
 from serialref.errors import RecorderError
@@ -11,6 +12,7 @@ from serialref.events import (
     LineReceived,
     LinesIgnored,
     MatchEvent,
+    MovePlayed,
     PgnAppended,
     RecordSent,
     RefereeStalled,
@@ -54,12 +56,17 @@ class Harness:
     def __init__(self, recorders: int = 2, observers: int = 2) -> None:
         self.log: list[tuple[str, object]] = []
         self.failures: list[RecorderError] = []
+        self.unrecorded: list[MatchEvent | None] = []
         self.recorders = [Listener(f"recorder{n}", self.log) for n in range(1, recorders + 1)]
         self.observers = [Listener(f"observer{n}", self.log) for n in range(1, observers + 1)]
         self.publisher = Publisher(
             self.recorders, self.observers, wall_clock=lambda: WALL,
-            on_storage_failure=self.failures.append,
+            on_storage_failure=self._failed,
         )  # fmt: skip
+
+    def _failed(self, error: RecorderError, unrecorded: MatchEvent | None) -> None:
+        self.failures.append(error)
+        self.unrecorded.append(unrecorded)
 
     def order(self) -> list[str]:
         return [name for name, _ in self.log]
@@ -158,6 +165,45 @@ def test_a_held_line_keeps_its_place_before_any_later_event() -> None:
     off_a = LineReceived(port="a", text="refreq sign_off;", wall=WALL, at=13.5)
     assert harness.events() == [line, EVENT, off_b, off_a, "sync"]
     assert harness.events("observer1") == [line, EVENT, off_b, off_a]
+
+
+MOVE = MovePlayed(
+    game=1, ply=1, san="e4", uci="e2e4", elapsed=2.5, remaining=(58.5, 60.0),
+    consumed=(2.5, 0.0), moves_made=(1, 0), fen=chess.Board("4k3/8/8/8/4P3/8/8/4K3 b - e3").fen(),
+)  # fmt: skip
+
+
+def test_a_move_is_recorded_at_once_and_observed_with_the_next_event() -> None:
+    harness = Harness(recorders=1, observers=1)
+    harness.publisher.received("a", "refreq reply; sm e4;", 12.5)
+    harness.publisher.publish(MOVE)
+    line = LineReceived(port="a", text="refreq reply; sm e4;", wall=WALL, at=12.5)
+    assert harness.log == [("recorder1", line), ("recorder1", MOVE)]
+    harness.publisher.publish(NEXT)
+    assert harness.events("observer1") == [line, MOVE, NEXT]
+    harness.publisher.publish(MOVE)
+    harness.publisher.sync()
+    assert harness.log[-2:] == [("observer1", MOVE), ("recorder1", "sync")]
+
+
+@pytest.mark.parametrize("failing", [1, 2], ids=["its line", "the move"])
+def test_a_move_that_cannot_be_recorded_is_named_and_observed_by_no_one(failing: int) -> None:
+    harness = Harness(recorders=1, observers=1)
+    harness.recorders[0].fail_on = failing
+    harness.publisher.received("a", "refreq reply; sm e4;", 12.5)
+    with pytest.raises(RecorderError):
+        harness.publisher.publish(MOVE)
+    assert harness.unrecorded == [MOVE]
+    harness.publisher.sync()
+    assert MOVE not in harness.events("observer1")
+
+
+def test_a_failing_sync_names_no_event() -> None:
+    harness = Harness(recorders=1, observers=0)
+    harness.recorders[0].fail_sync = True
+    with pytest.raises(RecorderError):
+        harness.publisher.sync()
+    assert harness.unrecorded == [None]
 
 
 def test_ignored_lines_are_recorded_a_few_per_second_then_counted(

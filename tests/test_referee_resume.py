@@ -24,6 +24,7 @@ from serialref.events import (
     PgnAppended,
     PlayerSignedOff,
     PlayerSignedOn,
+    SupervisorCommand,
 )
 from serialref.recorders.journal import JournalRecorder
 from serialref.referee.gamestates import GameState
@@ -163,6 +164,56 @@ def test_a_game_ended_after_the_stop_leaves_its_clock_behind() -> None:
     assert (game.clock.consumed(chess.WHITE), game.clock.consumed(chess.BLACK)) == (0.0, 0.0)
     game.clock.start(chess.WHITE, 200.0)
     assert game.clock.remaining(chess.WHITE, 201.0) == 59.0
+
+
+def test_a_game_started_again_after_the_stop_leaves_the_stopped_clock_behind() -> None:
+    # Stopped in Black's move; once both were back the supervisor started the game
+    # again, and the referee crashed in the reset delay: the fresh game has fresh clocks.
+    events, _ = stopped_in_order(cut_after(MovePlayed, 3))
+    events += [
+        PlayerSignedOn("a", "Alpha"),
+        PlayerSignedOn("b", "Beta"),
+        SupervisorCommand(command="restart-game", args=(), uid=0, game=1),
+    ]
+    found = unfinished_match(events, SETTINGS, JOURNAL)
+    assert found is not None
+    assert (found.point.clocks, found.point.moves) == (None, ())
+    game = resumed_game(found.point, TC)
+    assert game.board == chess.Board()
+    assert (game.clock.consumed(chess.WHITE), game.clock.consumed(chess.BLACK)) == (0.0, 0.0)
+    assert (game.clock.moves_made(chess.WHITE), game.clock.moves_made(chess.BLACK)) == (0, 0)
+
+
+@pytest.mark.parametrize(("control", "period", "bonus"), [("40/20:10+0.2", 20.0, 10.0),
+                                                          ("40/7200:3600", 7200.0, 3600.0)])
+def test_a_game_started_again_gets_its_period_bonus_with_its_own_40th_move(
+    control: str, period: float, bonus: float
+) -> None:
+    tc = TimeControl.parse(control)
+    clock = ChessClock(tc, consumed=(4.0, 3.0), moves_made=(2, 2))
+    stop = MatchEnded(complete=False, score=(0.0, 0.0), reason="SIGTERM",
+                      clocks=clock.snapshot())  # fmt: skip
+    played = played_match(control)
+    third_move = [i for i, event in enumerate(played) if isinstance(event, MovePlayed)][2]
+    events = [
+        *played[: third_move + 1], stop, PlayerSignedOn("a", "Alpha"),
+        PlayerSignedOn("b", "Beta"),
+        SupervisorCommand(command="restart-game", args=(), uid=0, game=1),
+    ]  # fmt: skip
+    settings = dataclasses.replace(SETTINGS, games=1, time_control=tc)
+    found = unfinished_match(events, settings, JOURNAL)
+    assert found is not None
+    fresh = resumed_game(found.point, tc).clock
+    now = 0.0
+    for _ in range(39):
+        for side in (chess.WHITE, chess.BLACK):
+            fresh.start(side, now)
+            now += 0.1
+            fresh.stop(now)
+    assert fresh.remaining(chess.WHITE) == pytest.approx(period - 3.9)  # 39 moves: no bonus
+    fresh.start(chess.WHITE, now)
+    fresh.stop(now + 0.1)
+    assert fresh.remaining(chess.WHITE) == pytest.approx(period + bonus - 4.0)  # the 40th
 
 
 def test_a_player_that_left_is_not_restored() -> None:

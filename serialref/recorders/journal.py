@@ -5,13 +5,13 @@ written before anything else can be lost: one line per event, flushed at once
 (a process that dies loses nothing the kernel has), and synced to disk for every
 event a restore depends on (a player signing on or off, a game starting or ending,
 the match starting or ending, a game reaching the PGN file) before the referee goes
-on. A move is the one exception: the referee publishes it (and the reply that played
-it) once the ``respond`` that relays it has left, and it is synced by
-:meth:`JournalRecorder.sync`, which the referee calls before it waits for the next
-line, so neither the entry nor the disk's latency is in the player's turnaround. A
-crash between the ``respond`` and the entry, or a power cut before the sync, loses at
-most that move, which a restart then asks for again; the opponent, restored to the
-position before it, finds its answer out of turn (PROTOCOL.md 6, 7).
+on. A move is the one exception: the referee writes it (and the reply that played it)
+before the ``respond`` that relays it leaves, so that a crash of its process cannot
+take back a move the opponent was told of, and syncs it with
+:meth:`JournalRecorder.sync` right after that ``respond``, so the disk's latency is
+not in the player's turnaround (write-ahead, PROTOCOL.md 7). A power cut between the
+``respond`` and the sync can lose that one move, which a restart then asks for again;
+the opponent, restored to the position before it, finds its answer stale.
 The chatter of the line (records sent and received, infractions) is flushed but
 not synced: losing its last lines in a power cut costs no game state.
 
@@ -83,8 +83,8 @@ _SYNCED_EVENTS = (
     PgnAppended,
     SupervisorCommand,
 )
-# Events synced once the step that made them is over (see the module docstring).
-_SYNCED_AFTER_THE_STEP = (MovePlayed,)
+# Events synced once the record that relays them has left (see the module docstring).
+_SYNCED_AFTER_THE_RELAY = (MovePlayed,)
 
 
 
@@ -159,14 +159,15 @@ class JournalRecorder:
             if isinstance(event, _SYNCED_EVENTS):
                 _sync_data(self._file.fileno())
                 self._unsynced = False
-            elif isinstance(event, _SYNCED_AFTER_THE_STEP):
+            elif isinstance(event, _SYNCED_AFTER_THE_RELAY):
                 self._unsynced = True
         except OSError as exc:
             self._failure = recorder_error("write", self._path, exc)
             raise self._failure from exc
 
     def sync(self) -> None:
-        """Put on disk what the last step wrote (a move); nothing to do when it is there."""
+        """Put on disk what was written since the last sync (a move); nothing to do when
+        it is there."""
         if not self._unsynced or self._failure is not None:
             return
         try:

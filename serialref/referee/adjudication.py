@@ -296,6 +296,12 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
             return Ruling(ReplyKind.INFRACTION, f"contradictory opcodes {first} and {second}")
     if "resign" in opcodes:
         return Ruling(ReplyKind.RESIGN, f"{_colour(board.turn)} resigns")
+    # An accepted offer, or a claim that holds on the current position, ends the game
+    # before the move beside it is read: an illegal or missing move changes nothing.
+    if "draw_accept" in opcodes and offer_pending:
+        return Ruling(ReplyKind.DRAW_AGREED, "draw agreed")
+    if "draw_claim" in opcodes and (reason := game.claim_reason()) is not None:
+        return Ruling(ReplyKind.DRAW_CLAIMED, f"draw claimed: {reason}")
 
     notes: list[str] = []
     move: chess.Move | None = None
@@ -306,8 +312,6 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
             return Ruling(ReplyKind.INFRACTION, f"illegal or unreadable move: {exc.reason}")
 
     if "draw_accept" in opcodes:
-        if offer_pending:
-            return Ruling(ReplyKind.DRAW_AGREED, "draw agreed")
         if move is None:
             return Ruling(
                 ReplyKind.INFRACTION, "draw_accept without a draw offer and without a move"
@@ -315,15 +319,11 @@ def judge_reply(game: GameBoard, record: EpdRecord, *, offer_pending: bool) -> R
         notes.append("draw_accept ignored: no draw was offered")
 
     if "draw_claim" in opcodes:
-        reason = game.claim_reason()
-        if reason is None and move is not None:
-            reason = game.claim_reason(move)
-            if reason is not None:
-                return Ruling(ReplyKind.DRAW_CLAIMED, f"draw claimed: {reason}", move=move)
-        elif reason is not None:
-            return Ruling(ReplyKind.DRAW_CLAIMED, f"draw claimed: {reason}")
         if move is None:
             return Ruling(ReplyKind.INFRACTION, "draw claim that does not hold, without a move")
+        reason = game.claim_reason(move)
+        if reason is not None:
+            return Ruling(ReplyKind.DRAW_CLAIMED, f"draw claimed: {reason}", move=move)
         notes.append("draw claim does not hold: the move stands")
 
     if move is None:

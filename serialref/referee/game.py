@@ -31,6 +31,7 @@ from serialref.events import (
     GameEnded,
     GameStarted,
     Infraction,
+    MatchEvent,
     MovePlayed,
     PlayerSignedOff,
 )
@@ -40,15 +41,13 @@ from serialref.referee.adjudication import (
     Ruling,
     Termination,
     Verdict,
-    judge_reply,
-    positions_match,
     reply_analysis,
-    wrong_position,
 )
 from serialref.referee.gamestates import TRANSITIONS, GameState, ResumedGame
 from serialref.referee.host import GameHost
 from serialref.referee.moveclock import MoveClock
 from serialref.referee.settings import PORTS, OnInfraction, other_port
+from serialref.referee.turn import Ignored, judge_turn
 
 __all__ = ["GameReferee"]
 
@@ -153,6 +152,16 @@ class GameReferee:
         """A ``respond`` the port could not take at once has left: its move's clock starts."""
         self._moves.left(port, at)
 
+    def storage_failed(self, now: float, unrecorded: MatchEvent | None) -> records.Position:
+        """The journal cannot be written: no clock runs; the position to name to the players.
+
+        A move whose entry is what failed was never relayed: the position is the one
+        before it, which a restart continues from too (PROTOCOL.md 7).
+        """
+        if self.begun:
+            self.clock.pause(now)
+        return self.game.previous_fen if isinstance(unrecorded, MovePlayed) else self.game.fen
+
     def suspended_snapshot(self, now: float) -> dict[str, object]:
         """Stop the clocks for an orderly stop; what the restart continues from."""
         self.clock.pause(now)
@@ -200,16 +209,16 @@ class GameReferee:
     def on_reply(self, port: str, record: EpdRecord, text: str, at: float) -> None:
         """A ``reply`` arrived on ``port``: a move, an ending, an infraction, or stale."""
         session = self._sessions[port]
-        in_turn = self.state is GameState.PLAYING and session.to_move
-        if in_turn and self._moves.awaits_departure_to(port):
-            self._host.ignored(port, text, at, "reply before its respond had left (stale)")
-            return
-        in_position = in_turn and positions_match(record, self.game.board, self.game.fen)
-        if not in_position and session.is_stale(record.position):
-            self._host.ignored(port, text, at, "stale reply: it answers an earlier respond")
-            return
-        if not in_turn:
-            self._host.ignored(port, text, at, "reply out of turn")
+        ruling = judge_turn(
+            self.game,
+            record,
+            session,
+            playing=self.state is GameState.PLAYING,
+            respond_left=not self._moves.awaits_departure_to(port),
+            offer_pending=self._offer_pending,
+        )
+        if isinstance(ruling, Ignored):
+            self._host.ignored(port, text, at, ruling.reason)
             return
         self._host.received(port, text, at)
         # The player stopped thinking when the reply's first byte left it.
@@ -218,10 +227,6 @@ class GameReferee:
             session.note_reply()
             self.end(self.game.flag_verdict(self.game.turn), at=thought_at)
             return
-        if in_position:
-            ruling = judge_reply(self.game, record, offer_pending=self._offer_pending)
-        else:
-            ruling = wrong_position(self.game, record)
         for note in ruling.notes:
             LOGGER.info("port %s: %s", port, note)
         if ruling.kind is ReplyKind.INFRACTION:
@@ -237,22 +242,21 @@ class GameReferee:
             # A move that ends the game by itself (a mate above all) ends it before any claim.
             verdict = None
             if ruling.move is not None:
-                self._host.publish(self._move_played(record, *self._play(ruling, thought_at)))
+                self._host.publish(self._play(ruling, record, thought_at))
                 verdict = self.game.automatic_verdict()
             self.end(verdict or Verdict.draw(ruling.reason), at=thought_at)
         else:
-            san, elapsed, draw_offer = self._play(ruling, thought_at)
+            played = self._play(ruling, record, thought_at)
+            # Write-ahead (PROTOCOL.md 7): the move is in the journal before any record
+            # tells another party of it; the observers see it, and the journal syncs it,
+            # once the respond has left, before anything else is sent.
+            self._host.publish(played)
             verdict = self.game.automatic_verdict()
             if verdict is not None:
-                self._host.publish(self._move_played(record, san, elapsed, draw_offer))
                 self.end(verdict, at=thought_at)
             else:
-                # The move is recorded once the opponent's respond has left: the journal
-                # and the PGN are off the critical path (README, "The transcript journal").
-                # The clocks are read after it too: starting the opponent's move changes
-                # neither side's time used nor its moves made.
-                self._send_respond(other_port(port), san)
-                self._host.publish(self._move_played(record, san, elapsed, draw_offer))
+                self._send_respond(other_port(port), played.san)
+                self._host.sync_records()
 
     def start_restored(self) -> None:
         """A resumed game: restore the players present; a PLAYING one asks the side to move."""
@@ -356,31 +360,25 @@ class GameReferee:
         session.note_respond(game.fen)
         self._moves.asked(port, game.turn, left_at)
 
-    def _play(self, ruling: Ruling, at: float) -> tuple[str, float, bool]:
-        """Accept the ruling's move, its thinking having ended at ``at``; returns its SAN,
-        the time charged for it and whether it offers a draw."""
+    def _play(self, ruling: Ruling, record: EpdRecord, at: float) -> MovePlayed:
+        """Accept the ruling's move, its thinking having ended at ``at``; returns its event
+        (the reply's ``record`` gives the analysis), the clocks as the move left them."""
         assert ruling.move is not None
-        elapsed = self.clock.stop(at)
+        clock = self.clock
+        elapsed = clock.stop(at)
         san = self.game.push(ruling.move)
         self._offer_pending = ruling.draw_offer
-        return san, elapsed, ruling.draw_offer
-
-    def _move_played(
-        self, record: EpdRecord, san: str, elapsed: float, draw_offer: bool
-    ) -> MovePlayed:
-        """The event of the move just played, the clocks as the move left them."""
-        clock = self.clock
         return MovePlayed(
             game=self.number,
             ply=len(self.game.board.move_stack) - len(self.opening_moves),
             san=san,
-            uci=self.game.board.peek().uci(),
+            uci=ruling.move.uci(),
             elapsed=elapsed,
             remaining=(clock.remaining(chess.WHITE), clock.remaining(chess.BLACK)),
             consumed=(clock.consumed(chess.WHITE), clock.consumed(chess.BLACK)),
             moves_made=(clock.moves_made(chess.WHITE), clock.moves_made(chess.BLACK)),
             fen=self.game.fen,
-            draw_offer=draw_offer,
+            draw_offer=ruling.draw_offer,
             analysis=reply_analysis(record),
         )
 

@@ -59,6 +59,10 @@ class GameHost(Protocol):
 
     def publish(self, event: MatchEvent) -> None: ...
 
+    def sync_records(self) -> None:
+        """Make what was recorded durable."""
+        ...
+
     def received(self, port: str, text: str, at: float) -> None:
         """Record a line the game acts on, before what it causes."""
         ...

@@ -210,7 +210,7 @@ class RefereeLoop:
                 self._deadlines.pop(id(board), None)
                 self._guarded(board, board.on_timer)
             if not board.done:
-                # The move just relayed becomes durable before the loop waits again.
+                # What the step recorded becomes durable before the loop waits again.
                 self._guarded(board, board.settle)
         handled = self._clock()
         if handled - woke > STALL_THRESHOLD:

@@ -476,7 +476,7 @@ class MatchReferee:
             self.score[white] += points[0]
             self.score[1 - white] += points[1]
 
-    def _storage_failed(self, exc: RecorderError) -> None:
+    def _storage_failed(self, exc: RecorderError, unrecorded: MatchEvent | None) -> None:
         """The journal cannot be written: stop the clocks, tell every player, stop.
 
         Nothing more is recorded (the record would have a gap); what is recorded stays
@@ -485,9 +485,7 @@ class MatchReferee:
         LOGGER.critical("%s: stopping the match", exc)
         self._stop_reason = str(exc)
         game = self.game
-        if game is not None and game.begun:
-            game.clock.pause(self._clock())
-        board = game.game.board if game is not None else chess.Board()
+        board = chess.Board() if game is None else game.storage_failed(self._clock(), unrecorded)
         for port, session in self.sessions.items():
             if session.signed_on:
                 self.send(port, records.fault(board, STORAGE_FAILURE))

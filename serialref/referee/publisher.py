@@ -5,13 +5,21 @@ stops recording at once, so that nothing reaches the record after a gap, and han
 failure to the match, which tells the players (PROTOCOL.md 7). An observer's failure
 costs only that observer: it is logged and sees no more of the match.
 
-Lines the referee acts on are recorded one by one, each once the referee has acted on
-it: a reply's entry is written after the ``respond`` that relays its move has left, so
-the opponent's clock does not wait for the journal. The entry keeps its place all the
-same, because any other entry (the respond's own, first of all) writes it first. Lines
-it ignores (noise, stale or out-of-turn replies), and any other line a player can
-repeat at will and the referee only records (a fault outside a game, a ``sign_on``
-held by its pace), are recorded a few per second per port, then counted
+A move is recorded ahead of the record that tells another party of it (write-ahead,
+PROTOCOL.md 7): the game publishes it, after the line that played it, before the
+opponent's ``respond`` leaves, and the recorders write both at once; the observers (the
+audience's feeds, the control socket, the standby's replicator) see them only with the
+next event published (the ``respond``'s own, first of all), so the ``respond`` waits
+for no observer, and the sync the game asks for right after the ``respond`` makes them
+durable. A recorder that fails there names the move it could not take, so the match
+can tell the players the position before it.
+
+A line the referee acts on is held until the next entry is recorded, which writes the
+line first, or until the referee is done with the line: each entry keeps its place
+after the line that caused it. Lines it ignores (noise, stale or out-of-turn replies),
+and any other line a player can repeat at will and the referee only records (a fault
+outside a game, a ``sign_on`` held by its pace), are recorded a few per second per port,
+then counted
 (:class:`serialref.referee.session.IgnoredLines`), so a flood costs bounded space.
 """
 
@@ -27,6 +35,7 @@ from serialref.events import (
     LinesIgnored,
     MatchEvent,
     MatchListener,
+    MovePlayed,
     Recorder,
     RecordSent,
 )
@@ -37,9 +46,16 @@ __all__ = ["Publisher"]
 
 LOGGER = logging.getLogger(__name__)
 
+_RECORDED_AHEAD = (MovePlayed,)
+"""Events recorded ahead of the record that tells the players of them (write-ahead)."""
+
 
 class Publisher:
-    """Publishes events to recorders and observers; records lines within limits."""
+    """Publishes events to recorders and observers; records lines within limits.
+
+    ``on_storage_failure`` is handed a recorder's error and the event it kept out of the
+    record (None when a sync failed).
+    """
 
     def __init__(
         self,
@@ -47,7 +63,7 @@ class Publisher:
         observers: Sequence[MatchListener],
         *,
         wall_clock: Callable[[], float],
-        on_storage_failure: Callable[[RecorderError], None],
+        on_storage_failure: Callable[[RecorderError, MatchEvent | None], None],
     ) -> None:
         self._recorders = list(recorders)
         self._observers = list(observers)
@@ -55,25 +71,45 @@ class Publisher:
         self._on_storage_failure = on_storage_failure
         self._ignored_lines = {port: IgnoredLines() for port in PORTS}
         self._held: LineReceived | None = None
+        self._unobserved: list[MatchEvent] = []  # recorded, not yet observed
 
     def publish(self, event: MatchEvent) -> None:
-        """Recorders first, in order; a recorder that fails stops the recording."""
-        self.release_held()
-        self._deliver(event)
+        """Recorders first, in order, after the line held by :meth:`received`; then the
+        observers, except for a move, which they see with the next event published (or
+        at :meth:`release_held`). A recorder that fails stops the recording."""
+        held, self._held = self._held, None
+        if held is not None:
+            self._record(held, on_behalf_of=event)
+        self._record(event, on_behalf_of=event)
+        if not isinstance(event, _RECORDED_AHEAD):
+            self._observe()
 
-    def _deliver(self, event: MatchEvent) -> None:
+    def _record(self, event: MatchEvent, *, on_behalf_of: MatchEvent) -> None:
+        """Every recorder in order; the observers' turn comes in :meth:`_observe`.
+
+        A failure names ``on_behalf_of``: the event the caller wanted recorded, which
+        the record now lacks even when the line held before it is what failed.
+        """
         for recorder in self._recorders:
             try:
                 recorder.handle(event)
             except RecorderError as exc:
-                self._failed(exc)
+                self._failed(exc, on_behalf_of)
                 raise
-        for observer in tuple(self._observers):
-            try:
-                observer.handle(event)
-            except Exception:
-                LOGGER.exception("an observer failed; it sees no more of the match: %r", observer)
-                self._observers.remove(observer)
+        self._unobserved.append(event)
+
+    def _observe(self) -> None:
+        """Hand the observers what was recorded since they last saw the record."""
+        unobserved, self._unobserved = self._unobserved, []
+        for event in unobserved:
+            for observer in tuple(self._observers):
+                try:
+                    observer.handle(event)
+                except Exception:
+                    LOGGER.exception(
+                        "an observer failed; it sees no more of the match: %r", observer
+                    )
+                    self._observers.remove(observer)
 
     def sync(self) -> None:
         """Make what the recorders wrote in the step just handled durable."""
@@ -82,7 +118,7 @@ class Publisher:
             try:
                 recorder.sync()
             except RecorderError as exc:
-                self._failed(exc)
+                self._failed(exc, None)
                 raise
 
     def sent(self, port: str, text: str, left_at: float, *, queued: bool) -> None:
@@ -93,7 +129,7 @@ class Publisher:
 
     def received(self, port: str, text: str, at: float) -> None:
         """Record a line the referee acts on: held until :meth:`release_held`, or until
-        any other event is published, whichever comes first."""
+        any other event is recorded, whichever comes first."""
         self.release_held()
         self._held = LineReceived(port=port, text=text, wall=self._wall(), at=at)
 
@@ -107,10 +143,12 @@ class Publisher:
             self.release_held()
 
     def release_held(self) -> None:
-        """Publish the line held by :meth:`received`, if any (the line has been acted on)."""
+        """Record the line held by :meth:`received`, if any (the line has been acted on),
+        and let the observers see what was recorded ahead of them."""
         held, self._held = self._held, None
         if held is not None:
-            self._deliver(held)
+            self._record(held, on_behalf_of=held)
+        self._observe()
 
     def ignored(self, port: str, text: str, at: float, reason: str) -> None:
         """Record a line the referee does not act on: a few per second, then a count."""
@@ -151,7 +189,7 @@ class Publisher:
                            count)  # fmt: skip
             self.publish(LinesIgnored(port=port, count=count))
 
-    def _failed(self, exc: RecorderError) -> None:
+    def _failed(self, exc: RecorderError, unrecorded: MatchEvent | None) -> None:
         """Nothing more is recorded (the record would have a gap); the match is told."""
         self._recorders = []
-        self._on_storage_failure(exc)
+        self._on_storage_failure(exc, unrecorded)

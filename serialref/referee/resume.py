@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 import chess
 
@@ -133,8 +134,9 @@ def unfinished_match(
     back_since_stop: set[str] = set()
     appended: set[int] = set()
     stop: MatchEnded | None = None
-    # The stop's clocks are the game's as it stood; a move, or a game ended or begun
-    # since, leaves them behind (the next game starts on its own clocks).
+    # The stop's clocks are the game's as it stood; a move, a game ended, begun or
+    # started again by the supervisor since, leaves them behind (a game starts on its
+    # own clocks).
     clocks_stale = False
     for event in match_events:
         if isinstance(event, PlayerSignedOn):
@@ -145,7 +147,7 @@ def unfinished_match(
             present[event.port] = False
         elif isinstance(event, PgnAppended):
             appended.add(event.game)
-        elif isinstance(event, (MovePlayed, GameEnded, GameStarted)):
+        elif isinstance(event, (MovePlayed, GameEnded, GameStarted)) or _restarts(event):
             clocks_stale = True
         elif isinstance(event, MatchEnded):
             # An orderly stop: every player was told disconnect.
@@ -194,12 +196,17 @@ def _unfinished(events: Sequence[MatchEvent]) -> tuple[MatchStarted, list[MatchE
     return started, match_events
 
 
+def _restarts(event: MatchEvent) -> TypeGuard[SupervisorCommand]:
+    """Whether ``event`` is the supervisor starting a game again from its initial position."""
+    return isinstance(event, SupervisorCommand) and event.command == "restart-game"
+
+
 def _without_restarted_moves(events: list[MatchEvent]) -> list[MatchEvent]:
     """The events without the moves of a game the supervisor started again after them."""
     restarted_at = {
         event.game: index
         for index, event in enumerate(events)
-        if isinstance(event, SupervisorCommand) and event.command == "restart-game"
+        if _restarts(event)
     }
     return [
         event

@@ -23,7 +23,10 @@ import chess.pgn
 import pytest
 
 from serialref import records
+from serialref.control.client import send_request
+from serialref.control.protocol import Request
 from serialref.epd.operations import Operation
+from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.testing import Peer, null_modem, quiet_game
@@ -327,6 +330,54 @@ def test_a_restart_after_an_orderly_stop_waits_for_both_players(
     assert black_clock is not None and 1.0 <= black_clock <= 1.5 + 1e-9
 
 
+def test_a_game_started_again_and_cut_short_by_a_crash_starts_on_full_clocks(
+    referee: Referee,
+) -> None:
+    """An orderly stop keeps the clocks of the game in progress; a supervisor's
+    restart-game leaves them behind, even when a crash in the reset delay follows."""
+    control = ("--control-socket", str(referee.directory / "control.sock"))
+    process = referee.start("--tc", "300+1", *control)
+    start_game(referee)
+    board = chess.Board()
+    for peer, san in zip((referee.a, referee.b) * 2, ("e4", "e5", "Nf3", "Nc6"), strict=True):
+        if san in ("e4", "e5"):
+            time.sleep(1.1)  # the player thinks: a clock of a second and more to leave behind
+        move(peer, board, san)
+        (referee.b if peer is referee.a else referee.a).expect("respond")
+    process.send_signal(signal.SIGTERM)
+    for peer in (referee.a, referee.b):
+        peer.expect("disconnect")
+    referee.finish(process, code=4)
+
+    stopped_again = referee.start("--tc", "300+1", "--reset-delay", "60", *control)
+    for peer, name in ((referee.a, "Alpha"), (referee.b, "Beta")):
+        sign_on(peer, name)
+        peer.expect("inform")
+        for _ in board.move_stack:
+            peer.expect("execute")
+    assert referee.a.expect("respond").clock_pair("cc") == (1, 1)
+    reply = send_request(referee.directory / "control.sock", Request("restart-game", ()))
+    assert reply.ok, reply.error
+    for peer in (referee.a, referee.b):
+        peer.expect("reset")  # the reset delay of 60 s runs: the referee dies in it
+    stopped_again.kill()
+    stopped_again.wait()
+
+    restarted = referee.start("--tc", "300+1", *control)
+    for peer in (referee.a, referee.b):
+        peer.expect("reset")
+        peer.expect("inform")
+    assert referee.a.expect("respond").clock_pair("cc") == (0, 0)
+    fresh = chess.Board()
+    move(referee.a, fresh, "d4")
+    referee.b.expect("respond")
+    resign(referee.b, fresh)
+    referee.finish(restarted)
+    (game,) = referee.games()
+    first = next(iter(game.mainline()))
+    assert (first.move.uci(), first.clock()) == ("d2d4", 300.0)  # 300 s + 1 s, less a sliver
+
+
 # --- 5. the referee that did not run ------------------------------------------------------
 
 
@@ -379,6 +430,53 @@ def test_a_journal_that_cannot_be_written_stops_the_match_and_tells_the_players(
     stderr = referee.finish(process, code=5)
     assert "File too large" in stderr
     assert referee.entries()[-1]["event"] != "MatchEnded"  # nothing after the failure
+
+
+def test_after_a_full_disk_the_restart_resumes_at_the_last_relayed_move(
+    referee: Referee,
+) -> None:
+    """Whichever entry the full disk refuses, no player has heard of a move the journal
+    lacks (write-ahead, PROTOCOL.md 7): the fault names the position after the last
+    move relayed, and the restart replays exactly the moves relayed."""
+    process = referee.start("--tc", "60+1", fsize=12_000)
+    start_game(referee)
+    board = chess.Board()
+    peers = (referee.a, referee.b)
+    game = iter(quiet_game(80))
+    turn = 0
+    while True:
+        played = chess.Move.from_uci(next(game))
+        peers[turn].send_line(format_record(records.reply(board, played)))
+        line = peers[1 - turn].read_line()
+        if "refcom fault" in line:
+            break
+        assert f"refcom respond; sm {board.san(played)};" in line
+        board.push(played)
+        turn = 1 - turn
+    position = " ".join(board.fen(en_passant="fen").split()[:4])
+    assert parse_record(line).position == position
+    peers[1 - turn].expect("disconnect")
+    assert parse_record(peers[turn].read_line()).position == position  # its fault
+    peers[turn].expect("disconnect")
+    referee.finish(process, code=5)
+    assert len(board.move_stack) > 4, "the disk filled up before the game got going"
+
+    restarted = referee.start("--tc", "60+1")
+    replay = chess.Board()
+    for peer in peers:
+        peer.expect("reset")
+        peer.expect("inform")
+        replay = chess.Board()
+        for played in board.move_stack:
+            execute = peer.expect("execute")
+            assert execute.move("sm", replay) == played
+            replay.push(played)
+    to_move = peers[turn]
+    assert "sm" not in to_move.expect("respond")
+    resign(to_move, replay)
+    referee.finish(restarted)
+    (finished,) = referee.games()
+    assert list(finished.mainline_moves()) == board.move_stack
 
 
 def test_a_pgn_that_cannot_be_written_is_completed_from_the_journal_once(

@@ -238,20 +238,46 @@ def test_a_journal_cut_mid_line_is_read_up_to_the_last_complete_entry(
     assert match.games() == reference
 
 
-def test_a_move_relayed_but_not_in_the_journal_is_asked_for_again(
+def test_a_move_a_power_cut_took_from_the_journal_is_asked_for_again(
     reference: list[tuple[str, list[str]]], tmp_path: Path
 ) -> None:
-    """A kill after a respond left and before its move was written, or a power cut before
-    the move's sync: the journal holds the respond that announced the move, not the move.
+    """A power cut after a respond left and before its move was synced: the journal, cut
+    where the sync would have ended, lacks the move and the respond that announced it.
     The game goes on from the position before it, with the same moves in the end."""
     with match_setup(tmp_path) as match:
         kill_when(match, moves(10), "ten moves")
         lines = match.journal.read_text(encoding="ascii").splitlines(keepends=True)
-        last_move = max(i for i, line in enumerate(lines) if '"event": "MovePlayed"' in line)
-        relayed = json.loads(lines[last_move - 1])
-        assert relayed["event"] == "RecordSent", "the move was journaled before it was relayed"
-        assert f"sm {json.loads(lines[last_move])['san']};" in relayed["text"]
-        match.journal.write_text("".join(lines[:last_move] + lines[last_move + 1 :]))
+        moves_at = [i for i, line in enumerate(lines) if '"event": "MovePlayed"' in line]
+        previous, last_move = moves_at[-2:]
+        relay = f"sm {json.loads(lines[last_move])['san']};"
+        assert not any(
+            '"event": "RecordSent"' in line and relay in line
+            for line in lines[previous + 1 : last_move]
+        ), "the move was relayed before it was journaled"
+        match.journal.write_text("".join(lines[:last_move]))
+        match.finish(match.referee())
+    assert match.games() == reference
+    assert_no_clock_set_back(match)
+
+
+KILLED_AFTER_RELAY = Path(__file__).with_name("killed_after_relay.py")
+
+
+def test_a_move_relayed_just_before_a_kill_stays_in_the_game(
+    reference: list[tuple[str, list[str]]], tmp_path: Path
+) -> None:
+    """kill -9 the moment the respond relaying move 9 has been written (write-ahead,
+    PROTOCOL.md 7): the journal holds that move, and the restart goes on after it."""
+    with match_setup(tmp_path) as match:
+        run = match.referee_command()[3:]
+        first = subprocess.Popen(
+            [sys.executable, str(KILLED_AFTER_RELAY), "9", *run],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        match.start_players()
+        _, stderr = first.communicate(timeout=RUN_TIMEOUT)
+        assert first.returncode == -signal.SIGKILL, stderr.decode(errors="replace")
+        assert count(match, lambda entry: entry["event"] == "MovePlayed") == 9
         match.finish(match.referee())
     assert match.games() == reference
     assert_no_clock_set_back(match)
