@@ -10,7 +10,7 @@ from clirun import MISSING_PORTS, restored_logging, run  # noqa: F401 (a fixture
 from serialref import cli
 from serialref.appliance.config import load_config
 from serialref.errors import ConfigError, GroupedConfigError
-from serialref.event.config import load_event_config
+from serialref.tournament.config import load_tournament_config
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENT_EXAMPLE = ROOT / "examples" / "event.toml"
@@ -78,7 +78,7 @@ def test_the_event_reports_its_match_settings_by_their_keys_in_the_file(
     event = write(tmp_path, 'tc = "1:00+1"\nweb = "nonsense"\n[[players]]\nname = "A"\n'
                   'player = "greedy"\n[[players]]\nname = "B"\nplayer = "random"\n')  # fmt: skip
     with pytest.raises(GroupedConfigError) as caught:
-        load_event_config(event)
+        load_tournament_config(event)
     assert [error.key for error in caught.value.errors] == ["tc", "web"]
     assert all(error.source == str(event) for error in caught.value.errors)
 
@@ -110,7 +110,7 @@ def test_an_event_directory_that_is_a_file_is_refused(tmp_path: Path) -> None:
     event = write(tmp_path, '[[players]]\nname = "A"\nplayer = "greedy"\n'
                   '[[players]]\nname = "B"\nplayer = "random"\n')  # fmt: skip
     with pytest.raises(ConfigError, match=r"directory: .* is a file, not a directory"):
-        load_event_config(event)
+        load_tournament_config(event)
 
 
 @pytest.mark.parametrize("verb", [("config", "check"), ("event", "--config")])

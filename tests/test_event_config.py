@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from serialref.errors import ConfigError, InputError
-from serialref.event.config import load_event_config
-from serialref.event.pairings import EventFormat
 from serialref.sprt import SprtTest
+from serialref.tournament.config import load_tournament_config
+from serialref.tournament.pairings import TournamentFormat
 
 PLAYERS = '''
 [[players]]
@@ -37,11 +37,11 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_a_full_file_is_read(tmp_path: Path) -> None:
-    config = load_event_config(write(tmp_path, 'event = "Club"\nformat = "gauntlet"\n'
+    config = load_tournament_config(write(tmp_path, 'event = "Club"\nformat = "gauntlet"\n'
                                      'rounds = 2\ngames = 4\nconcurrency = 2\ntc = "40/60"\n'
                                      'directory = "club"\n' + PLAYERS))  # fmt: skip
     assert (config.name, config.format, config.rounds, config.games, config.concurrency) == (
-        "Club", EventFormat.GAUNTLET, 2, 4, 2)  # fmt: skip
+        "Club", TournamentFormat.GAUNTLET, 2, 4, 2)  # fmt: skip
     assert config.directory == tmp_path / "club"
     assert config.match_settings == {"tc": "40/60"}
     alpha, beta, gamma = config.players
@@ -55,17 +55,17 @@ def test_a_full_file_is_read(tmp_path: Path) -> None:
 def test_a_match_may_carry_an_sprt(tmp_path: Path) -> None:
     text = 'format = "match"\nsprt = "elo0=0 elo1=10 alpha=0.1 beta=0.1"\n' + PLAYERS.split(
         "[[players]]\nname = \"Gamma\"", maxsplit=1)[0]  # fmt: skip
-    assert load_event_config(write(tmp_path, text)).sprt == SprtTest(0, 10, 0.1, 0.1)
+    assert load_tournament_config(write(tmp_path, text)).sprt == SprtTest(0, 10, 0.1, 0.1)
 
 
 def test_the_standings_come_after_every_game_unless_a_rating_interval_says(
     tmp_path: Path,
 ) -> None:
-    assert load_event_config(write(tmp_path, PLAYERS)).rating_interval == 1
-    config = load_event_config(write(tmp_path, "rating_interval = 0\n" + PLAYERS))
+    assert load_tournament_config(write(tmp_path, PLAYERS)).rating_interval == 1
+    config = load_tournament_config(write(tmp_path, "rating_interval = 0\n" + PLAYERS))
     assert config.rating_interval == 0
     with pytest.raises(ConfigError, match="rating_interval: expected a whole number"):
-        load_event_config(write(tmp_path, "rating_interval = -2\n" + PLAYERS))
+        load_tournament_config(write(tmp_path, "rating_interval = -2\n" + PLAYERS))
 
 
 @pytest.mark.parametrize(
@@ -97,21 +97,21 @@ def test_mistakes_are_one_error_naming_the_file_and_key(
     # Top-level keys go before the tables; a player goes after the others.
     body = PLAYERS + text if text.startswith("[[") else text + PLAYERS
     with pytest.raises(ConfigError, match=reason) as caught:
-        load_event_config(write(tmp_path, body))
+        load_tournament_config(write(tmp_path, body))
     assert str(caught.value).startswith(str(tmp_path / "event.toml"))
 
 
 def test_a_missing_file_and_bad_toml_are_clear(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read"):
-        load_event_config(tmp_path / "none.toml")
+        load_tournament_config(tmp_path / "none.toml")
     with pytest.raises(ConfigError, match="line 1, column 10: invalid TOML"):
-        load_event_config(write(tmp_path, "format = \n"))
+        load_tournament_config(write(tmp_path, "format = \n"))
 
 
 def test_the_shipped_example_is_a_valid_event() -> None:
     example = Path(__file__).resolve().parents[1] / "examples" / "event.toml"
-    config = load_event_config(example)
-    assert config.format is EventFormat.ROUND_ROBIN
+    config = load_tournament_config(example)
+    assert config.format is TournamentFormat.ROUND_ROBIN
     assert len(config.pairings()) == 12
     assert [p.name for p in config.players if p.listen is not None] == ["Random"]
 
@@ -127,16 +127,16 @@ def test_the_pairings_option_prints_the_schedule(capsys: pytest.CaptureFixture[s
 
 
 def test_chess960_openings_are_numbers_not_a_file(tmp_path: Path) -> None:
-    numbered = load_event_config(write(tmp_path, 'variant = "chess960"\nopenings = "0-959"\n'
+    numbered = load_tournament_config(write(tmp_path, 'variant = "chess960"\nopenings = "0-959"\n'
                                        + PLAYERS))  # fmt: skip
     assert numbered.match_settings["openings"] == "0-959"
     (tmp_path / "book.epd").write_text("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\n")
-    named = load_event_config(write(tmp_path, 'openings = "book.epd"\n' + PLAYERS))
+    named = load_tournament_config(write(tmp_path, 'openings = "book.epd"\n' + PLAYERS))
     assert named.match_settings["openings"] == str(tmp_path / "book.epd")
 
 
 def test_the_socket_and_feeds_are_the_events_own(tmp_path: Path) -> None:
-    config = load_event_config(write(tmp_path, 'control_socket = "ctl.sock"\n'
+    config = load_tournament_config(write(tmp_path, 'control_socket = "ctl.sock"\n'
                                      'style12 = "127.0.0.1:5001"\nweb = "127.0.0.1:0"\n'
                                      + PLAYERS))  # fmt: skip
     assert config.control_socket == Path("ctl.sock")
@@ -147,7 +147,7 @@ def test_the_socket_and_feeds_are_the_events_own(tmp_path: Path) -> None:
 
 def test_a_bad_feed_address_is_one_error_naming_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="style12"):
-        load_event_config(write(tmp_path, 'style12 = "nowhere:port"\n' + PLAYERS))
+        load_tournament_config(write(tmp_path, 'style12 = "nowhere:port"\n' + PLAYERS))
 
 
 @pytest.mark.parametrize(
@@ -169,7 +169,7 @@ def test_a_seat_anyone_could_take_is_refused_unless_the_file_says_it_is_meant(
 ) -> None:
     player = f'[[players]]\nname = "Delta"\nseat = "{seat}"\n{extra}'
     with pytest.raises(ConfigError, match=problem) as caught:
-        load_event_config(write(tmp_path, PLAYERS + player))
+        load_tournament_config(write(tmp_path, PLAYERS + player))
     assert "\n" not in str(caught.value)
 
 
@@ -188,14 +188,14 @@ def test_a_guarded_or_loopback_or_declared_open_seat_is_taken(
     tmp_path: Path, seat: str, extra: str, is_open: bool
 ) -> None:
     player = f'[[players]]\nname = "Delta"\nseat = "{seat}"\n{extra}'
-    delta = load_event_config(write(tmp_path, PLAYERS + player)).players[-1]
+    delta = load_tournament_config(write(tmp_path, PLAYERS + player)).players[-1]
     assert delta.open is is_open
 
 
 def test_names_in_other_alphabets_are_kept_and_may_share_an_ascii_form_off_tcp(
     tmp_path: Path,
 ) -> None:
-    config = load_event_config(write(tmp_path, PLAYERS + (
+    config = load_tournament_config(write(tmp_path, PLAYERS + (
         "[[players]]\nname = 'Müller'\nplayer = 'random'\n"
         "[[players]]\nname = 'Muller'\nplayer = 'greedy'\n"
         "[[players]]\nname = 'Øster'\nseat = 'listen://127.0.0.1:0'\n"

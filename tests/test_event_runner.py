@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from serialref.errors import ConfigError
-from serialref.event.config import EventConfig, PlayerConfig
-from serialref.event.pairings import EventFormat
-from serialref.event.runner import EventRunner
+from serialref.tournament.config import PlayerConfig, TournamentConfig
+from serialref.tournament.pairings import TournamentFormat
+from serialref.tournament.runner import TournamentRunner
 
 
-def config(directory: Path, *names: str) -> EventConfig:
+def config(directory: Path, *names: str) -> TournamentConfig:
     players = tuple(PlayerConfig(name, player="random") for name in names)
-    return EventConfig("Test", EventFormat.ROUND_ROBIN, players, directory, games=2)
+    return TournamentConfig("Test", TournamentFormat.ROUND_ROBIN, players, directory, games=2)
 
 
 def test_a_directory_holding_another_event_is_refused(tmp_path: Path) -> None:
@@ -24,7 +24,7 @@ def test_a_directory_holding_another_event_is_refused(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     with pytest.raises(ConfigError, match="holds another event"):
-        EventRunner(config(tmp_path, "A", "B")).run()
+        TournamentRunner(config(tmp_path, "A", "B")).run()
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ def test_a_directory_holding_another_event_is_refused(tmp_path: Path) -> None:
     ids=["in an entry", "inside a character"],
 )
 def test_a_complete_event_is_not_played_again(tmp_path: Path, torn: bytes) -> None:
-    runner = EventRunner(config(tmp_path, "A", "B"))
+    runner = TournamentRunner(config(tmp_path, "A", "B"))
     identity = {"event": "Test", "games": 2, "pairings": [[1, "A", "B"]]}
     (tmp_path / "event.jsonl").write_bytes(
         (json.dumps({"identity": identity}) + "\n" + json.dumps({"complete": 1}) + "\n").encode()

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from serialref.cli import EXIT_FAILURE, EXIT_OK, main
-from serialref.event.report import games_from_pgn, html_report, text_report
-from serialref.event.standings import standings
+from serialref.tournament.report import games_from_pgn, html_report, text_report
+from serialref.tournament.standings import standings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CUTECHESS_PGN = FIXTURES / "cutechess-round-robin.pgn"

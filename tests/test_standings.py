@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from serialref.event.standings import FinishedGame, standings
+from serialref.tournament.standings import FinishedGame, standings
 
 
 def _game(white: str, black: str, result: str) -> FinishedGame:

@@ -19,8 +19,8 @@ import pytest
 
 from serialref import records
 from serialref.epd.writer import format_record
-from serialref.event.config import PlayerConfig
-from serialref.event.tcpseats import TcpSeats
+from serialref.tournament.config import PlayerConfig
+from serialref.tournament.tcpseats import TcpSeats
 from serialref.wire import seatrelay
 from serialref.wire.address import parse_address
 

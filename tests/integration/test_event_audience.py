@@ -24,10 +24,10 @@ from serialref.cli import EXIT_OK, EXIT_REJECTED, main
 from serialref.control.client import send_request
 from serialref.control.protocol import Request
 from serialref.errors import ControlError
-from serialref.event.config import EventConfig, PlayerConfig
-from serialref.event.pairings import EventFormat
-from serialref.event.runner import EventRunner
 from serialref.observers.web import WebObserver
+from serialref.tournament.config import PlayerConfig, TournamentConfig
+from serialref.tournament.pairings import TournamentFormat
+from serialref.tournament.runner import TournamentRunner
 from serialref.wire.address import Address
 
 TIMEOUT = 30.0
@@ -45,15 +45,17 @@ def wait_for(condition: Callable[[], Any], what: str) -> Any:
 
 
 @contextmanager
-def running_event(tmp_path: Path) -> Iterator[tuple[EventRunner, Path, list[bool]]]:
+def running_event(tmp_path: Path) -> Iterator[tuple[TournamentRunner, Path, list[bool]]]:
     players = tuple(PlayerConfig(f"P{i}", player="random", client_options=("--seed", str(i),
                                                                            "--pace", "40"))
                     for i in range(1, 5))  # fmt: skip
     path = tmp_path / "ctl.sock"
-    config = EventConfig("Audience cup", EventFormat.ROUND_ROBIN, players, tmp_path / "event",
-                         games=1, concurrency=2, match_settings=SETTINGS, control_socket=path,
-                         style12=Address("127.0.0.1", 0), web=Address("127.0.0.1", 0))  # fmt: skip
-    runner = EventRunner(config)
+    config = TournamentConfig("Audience cup", TournamentFormat.ROUND_ROBIN, players,
+                              tmp_path / "event", games=1, concurrency=2,
+                              match_settings=SETTINGS, control_socket=path,
+                              style12=Address("127.0.0.1", 0),
+                              web=Address("127.0.0.1", 0))  # fmt: skip
+    runner = TournamentRunner(config)
     result: list[bool] = []
     thread = threading.Thread(target=lambda: result.append(runner.run()))
     thread.start()

@@ -32,8 +32,8 @@ from contextlib import ExitStack, contextmanager
 from serialref import records
 from serialref.epd.parser import parse_record
 from serialref.errors import SerialrefError
-from serialref.event.config import PlayerConfig
 from serialref.records import Refreq
+from serialref.tournament.config import PlayerConfig
 from serialref.wire.address import Address, format_address
 from serialref.wire.seatlistener import Record, Refusal, SeatListener, open_raw_pty
 

@@ -23,9 +23,9 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from serialref.event.config import PlayerConfig
-from serialref.event.tcpseats import TcpSeats
 from serialref.testing import null_modem_cable
+from serialref.tournament.config import PlayerConfig
+from serialref.tournament.tcpseats import TcpSeats
 
 __all__ = ["Seat", "open_seat"]
 

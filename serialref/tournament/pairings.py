@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from serialref.errors import ConfigError
 
-__all__ = ["EventFormat", "Pairing", "pairings"]
+__all__ = ["Pairing", "TournamentFormat", "pairings"]
 
 
-class EventFormat(enum.StrEnum):
+class TournamentFormat(enum.StrEnum):
     """The formats an event can have."""
 
     MATCH = "match"
@@ -38,7 +38,7 @@ class Pairing:
     byes: tuple[str, ...] = ()
 
 
-def pairings(fmt: EventFormat, players: Sequence[str], *, rounds: int = 1) -> list[Pairing]:
+def pairings(fmt: TournamentFormat, players: Sequence[str], *, rounds: int = 1) -> list[Pairing]:
     """Every pairing of the event, in the order they are started.
 
     ``rounds`` is the number of cycles of a round robin (or of a gauntlet: each cycle
@@ -48,13 +48,13 @@ def pairings(fmt: EventFormat, players: Sequence[str], *, rounds: int = 1) -> li
         raise ConfigError("players", "every player needs a name of its own")
     if rounds < 1:
         raise ConfigError("rounds", f"must be at least 1, not {rounds}")
-    if fmt is EventFormat.MATCH:
+    if fmt is TournamentFormat.MATCH:
         if len(players) != 2:
             raise ConfigError("players", f"a match is between 2 players, not {len(players)}")
         cycle = [[(players[0], players[1])]]
     elif len(players) < 2:
         raise ConfigError("players", f"an event needs at least 2 players, not {len(players)}")
-    elif fmt is EventFormat.GAUNTLET:
+    elif fmt is TournamentFormat.GAUNTLET:
         cycle = [[(players[0], opponent)] for opponent in players[1:]]
     else:
         cycle = _berger(list(players))
@@ -63,7 +63,7 @@ def pairings(fmt: EventFormat, players: Sequence[str], *, rounds: int = 1) -> li
         for index, round_pairs in enumerate(cycle):
             playing = {name for pair in round_pairs for name in pair}
             byes = tuple(name for name in players if name not in playing)
-            if fmt is EventFormat.GAUNTLET:
+            if fmt is TournamentFormat.GAUNTLET:
                 byes = ()
             for pair in round_pairs:
                 first, second = reversed(pair) if repeat % 2 else pair

@@ -1,7 +1,7 @@
 """An event as engine testers follow it: cutechess-style lines for every board, then a table.
 
 Every board's referee publishes its match's events to its own :class:`BoardProgress`;
-they share one :class:`EventProgress`, which numbers the games across the event
+they share one :class:`TournamentProgress`, which numbers the games across the event
 (``Started game 7 of 24 (Alpha vs Gamma)``), keeps the lines of concurrent boards whole,
 and prints the standings after each finished game (or every ``rating_interval`` games).
 Like every observer, a board's progress never raises into its referee: the first failure
@@ -15,16 +15,16 @@ from collections.abc import Callable
 from typing import TextIO
 
 from serialref.elo import Score
-from serialref.event.pairings import Pairing
-from serialref.event.standings import Standings
 from serialref.events import GameEnded, GameStarted, MatchEvent
 from serialref.observers.guard import FallsSilent
 from serialref.observers.output import ObserverOutput, printable
+from serialref.tournament.pairings import Pairing
+from serialref.tournament.standings import Standings
 
-__all__ = ["BoardProgress", "EventProgress"]
+__all__ = ["BoardProgress", "TournamentProgress"]
 
 
-class EventProgress:
+class TournamentProgress:
     """What the boards share: the output, its lock, the game count and the standings."""
 
     def __init__(
@@ -55,7 +55,8 @@ class BoardProgress(FallsSilent):
     """One board's lines, its score carried on from ``score`` (the games already played)."""
 
     def __init__(
-        self, shared: EventProgress, pairing: Pairing, games: int, *, score: Score | None = None,
+        self, shared: TournamentProgress, pairing: Pairing, games: int, *,
+        score: Score | None = None,
     ) -> None:  # fmt: skip
         self._shared = shared
         self._pairing = pairing

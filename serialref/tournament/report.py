@@ -22,11 +22,11 @@ import chess.pgn
 
 from serialref.elo import Score, estimate
 from serialref.errors import InputError
-from serialref.event.standings import FinishedGame, Standings, standings
 from serialref.observers.output import printable
 from serialref.pentanomial import Pentanomial, nelo_line, ptnml_line
 from serialref.pentanomial import estimate as pair_estimate
 from serialref.sprt import SprtTest
+from serialref.tournament.standings import FinishedGame, Standings, standings
 
 __all__ = [
     "games_from_pgn",

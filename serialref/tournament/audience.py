@@ -2,7 +2,7 @@
 
 Each is made once for the event (``control_socket``, ``style12``, ``web`` in the event
 file): the socket steers whichever board a command names, and the feeds show every board
-being played. A board takes part through listeners of its own (:meth:`EventAudience.
+being played. A board takes part through listeners of its own (:meth:`TournamentAudience.
 listeners`), so what it does reaches them tagged with its number, and leaves when its
 pairing ends.
 """
@@ -14,17 +14,17 @@ from contextlib import ExitStack, contextmanager
 
 from serialref.control.server import ControlServer, Submit
 from serialref.control.status import RecentLines
-from serialref.event.config import EventConfig
 from serialref.events import MatchListener
 from serialref.observers.feed import FeedServer
+from serialref.tournament.config import TournamentConfig
 
-__all__ = ["EventAudience"]
+__all__ = ["TournamentAudience"]
 
 
-class EventAudience:
+class TournamentAudience:
     """The event's control socket and feeds, for as long as :meth:`opened` lasts."""
 
-    def __init__(self, config: EventConfig, stop: Callable[[str], None]) -> None:
+    def __init__(self, config: TournamentConfig, stop: Callable[[str], None]) -> None:
         self._config = config
         self._stop = stop
         self._control: ControlServer | None = None

@@ -33,22 +33,22 @@ from serialref.appliance.assembly import assemble_match
 from serialref.appliance.config import load_config
 from serialref.elo import Score
 from serialref.errors import ConfigError, RecorderError, SerialrefError, recorder_error
-from serialref.event.audience import EventAudience
-from serialref.event.config import EventConfig
-from serialref.event.pairings import Pairing
-from serialref.event.progress import BoardProgress, EventProgress
-from serialref.event.report import read_pgn_games, text_report
-from serialref.event.seats import Seat, open_seat
-from serialref.event.standings import Standings, standings
-from serialref.event.tcpseats import TcpSeats
 from serialref.events import MatchEnded
 from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import cut_torn_tail, read_journal
 from serialref.referee.daemon import MatchBoard
 from serialref.referee.loop import RefereeLoop, stop_signals
 from serialref.sprt import decision_in
+from serialref.tournament.audience import TournamentAudience
+from serialref.tournament.config import TournamentConfig
+from serialref.tournament.pairings import Pairing
+from serialref.tournament.progress import BoardProgress, TournamentProgress
+from serialref.tournament.report import read_pgn_games, text_report
+from serialref.tournament.seats import Seat, open_seat
+from serialref.tournament.standings import Standings, standings
+from serialref.tournament.tcpseats import TcpSeats
 
-__all__ = ["EventRunner"]
+__all__ = ["TournamentRunner"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -72,17 +72,17 @@ class _LoopFailed:
     error: BaseException
 
 
-class EventRunner:
+class TournamentRunner:
     """Plays an event's pairings, ``concurrency`` boards at once, until all are complete."""
 
-    def __init__(self, config: EventConfig, *, out: TextIO | None = None) -> None:
+    def __init__(self, config: TournamentConfig, *, out: TextIO | None = None) -> None:
         self.config = config
         self._out = out
         self._pairings = config.pairings()
         self._players = {player.name: player for player in config.players}
         self._journal_lock = threading.Lock()  # the seats' threads record refusals too
         self._tcp = TcpSeats(config.players, record=self._record_refusal)
-        self.audience = EventAudience(config, self.request_stop)
+        self.audience = TournamentAudience(config, self.request_stop)
         self._loop = RefereeLoop()
         self._done: queue.SimpleQueue[_BoardDone | _LoopFailed] = queue.SimpleQueue()
         self._boards: dict[int, MatchBoard] = {}
@@ -92,9 +92,9 @@ class EventRunner:
         self._stopping = ""
         self._over = False
         total = len(self._pairings) * config.games
-        self._progress = EventProgress(out, total_games=total, table=self.standings,
-                                       table_text=_table_only,
-                                       table_every=config.rating_interval)  # fmt: skip
+        self._progress = TournamentProgress(out, total_games=total, table=self.standings,
+                                            table_text=_table_only,
+                                            table_every=config.rating_interval)  # fmt: skip
 
     # ----------------------------------------------------------------- files
 

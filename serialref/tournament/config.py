@@ -19,13 +19,19 @@ from typing import Any
 from serialref.appliance.config import ErrorsFound, in_file, match_settings_config, read_toml
 from serialref.appliance.options import OVERRIDE_NAMES
 from serialref.errors import ConfigError
-from serialref.event.pairings import EventFormat, Pairing, pairings
 from serialref.records import tag_value
 from serialref.rules import find_rules
 from serialref.sprt import SprtTest, parse_sprt
+from serialref.tournament.pairings import Pairing, TournamentFormat, pairings
 from serialref.wire.address import Address, parse_address
 
-__all__ = ["LISTEN", "EventConfig", "PlayerConfig", "is_event_file", "load_event_config"]
+__all__ = [
+    "LISTEN",
+    "PlayerConfig",
+    "TournamentConfig",
+    "is_tournament_file",
+    "load_tournament_config",
+]
 
 _EVENT_KEYS = {"format", "rounds", "games", "concurrency", "directory", "players", "sprt", "event"}
 _PER_BOARD = {"port_a", "port_b", "name_a", "name_b", "pgn", "journal", "games", "event",
@@ -73,11 +79,11 @@ class PlayerConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class EventConfig:
+class TournamentConfig:
     """The whole event, checked."""
 
     name: str
-    format: EventFormat
+    format: TournamentFormat
     players: tuple[PlayerConfig, ...]
     directory: Path
     rounds: int = 1
@@ -101,7 +107,7 @@ class EventConfig:
         return self.directory / "event.pgn"
 
 
-def is_event_file(document: Mapping[str, object]) -> bool:
+def is_tournament_file(document: Mapping[str, object]) -> bool:
     """Whether a TOML document describes an event: it names players, or a format.
 
     A match's file has neither key (``serialref run`` refuses both), so ``config check``
@@ -110,12 +116,12 @@ def is_event_file(document: Mapping[str, object]) -> bool:
     return "players" in document or "format" in document
 
 
-def load_event_config(path: Path) -> EventConfig:
+def load_tournament_config(path: Path) -> TournamentConfig:
     """Read and check ``path``; errors name the file and the key, every one of them
     (a :class:`~serialref.errors.GroupedConfigError` when there are several)."""
     document = read_toml(path)
     try:
-        return _event_config(document, path.parent)
+        return _tournament_config(document, path.parent)
     except ConfigError as exc:
         located = in_file(exc, path)
         if located is exc:
@@ -123,7 +129,7 @@ def load_event_config(path: Path) -> EventConfig:
         raise located from exc
 
 
-def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
+def _tournament_config(document: Mapping[str, Any], base: Path) -> TournamentConfig:
     found = ErrorsFound()
     for key in sorted(set(document) - _EVENT_KEYS - (OVERRIDE_NAMES - _PER_BOARD)):
         found.note(ConfigError(key, "not a key of an event file"))
@@ -150,9 +156,9 @@ def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
             players.append(_player(index, raw))
     with found.checking():
         _seat_names_apart(players)
-    fmt = EventFormat.ROUND_ROBIN
+    fmt = TournamentFormat.ROUND_ROBIN
     with found.checking():
-        fmt = _choice(document, "format", EventFormat, EventFormat.ROUND_ROBIN)
+        fmt = _choice(document, "format", TournamentFormat, TournamentFormat.ROUND_ROBIN)
     counts = {"rounds": 1, "games": 2, "concurrency": 1}
     for key, default in counts.items():
         with found.checking():
@@ -160,14 +166,14 @@ def _event_config(document: Mapping[str, Any], base: Path) -> EventConfig:
     sprt = None
     with found.checking():
         sprt = parse_sprt(str(document["sprt"]).split()) if "sprt" in document else None
-        if sprt is not None and fmt is not EventFormat.MATCH:
+        if sprt is not None and fmt is not TournamentFormat.MATCH:
             raise ConfigError("sprt", "an SPRT needs a match of two players (format = \"match\")")
     directory = base / str(document.get("directory", "event"))
     if directory.exists() and not directory.is_dir():
         found.note(ConfigError("directory", f"{str(directory)!r} is a file, not a directory"))
     found.raise_any()
     assert feeds is not None  # no error was found, so the settings were read
-    config = EventConfig(
+    config = TournamentConfig(
         name=str(document.get("event", "serialref event")),
         format=fmt,
         players=tuple(players),
@@ -320,8 +326,8 @@ def _count(document: Mapping[str, Any], key: str, default: int) -> int:
     return value
 
 
-def _choice(document: Mapping[str, Any], key: str, kind: type[EventFormat],
-            default: EventFormat) -> EventFormat:  # fmt: skip
+def _choice(document: Mapping[str, Any], key: str, kind: type[TournamentFormat],
+            default: TournamentFormat) -> TournamentFormat:  # fmt: skip
     value = document.get(key, default)
     try:
         return kind(value)
