@@ -59,7 +59,12 @@ def _pause(match: MatchReferee, args: Sequence[str]) -> _Action:
     return act
 
 
-def _resume(match: MatchReferee, args: Sequence[str]) -> _Action:
+def _unpause(match: MatchReferee, args: Sequence[str]) -> _Action:
+    """``resume`` as the supervisor types it and the journal keeps it: the clocks run again.
+
+    The code calls it an unpause: what resumes in the code is a match continued from its
+    journal (:mod:`serialref.referee.resume`).
+    """
     _no_arguments("resume", args)
     if not match.paused:
         raise CommandError("the match is not paused")
@@ -150,7 +155,7 @@ def _begun_game(match: MatchReferee, name: str) -> GameReferee:
 
 COMMANDS: dict[str, Callable[[MatchReferee, Sequence[str]], _Action]] = {
     "pause": _pause,
-    "resume": _resume,
+    "resume": _unpause,
     "adjudicate": _adjudicate,
     "restore": _restore,
     "restart-game": _restart_game,
