@@ -4,16 +4,16 @@ The program is found, its protocol detected and its options set by the client's 
 start-up (:func:`~serialref.client.startup.open_engine`), so ``--engine stockfish``
 and ``--engine "gnuchess --xboard"`` behave exactly as they do for ``serialref
 client``. The search itself is python-chess's ``analyse`` on the caller's event loop:
-one loop drives every seat of a ``--jobs N`` run, with no thread per engine.
+one loop drives every engine of a ``--jobs N`` run, with no thread per engine.
 
 Each position is searched as a game of its own (``ucinewgame``, XBoard's ``new``):
 what the engine kept from the positions before it (its hash table, its history) would
 otherwise decide the result, which would then depend on the file's order and on which
-seat of a ``--jobs`` run got the position.
+engine of a ``--jobs`` run got the position.
 
 A search that fails (the engine exits, breaks the protocol, or gives no answer
-within :attr:`Seat.patience` of its limit) kills the process and raises
-:class:`~serialref.errors.EngineError`; :meth:`Seat.ready` starts a fresh one.
+within :attr:`AnalysisEngine.patience` of its limit) kills the process and raises
+:class:`~serialref.errors.EngineError`; :meth:`AnalysisEngine.ready` starts a fresh one.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from serialref.client.startup import (
 from serialref.client.xboard import XBoardEngine
 from serialref.errors import ConfigError, EngineError
 
-__all__ = ["INFO", "Search", "Seat"]
+__all__ = ["INFO", "AnalysisEngine", "Search"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class Search:
     seconds: float
 
 
-class Seat:
+class AnalysisEngine:
     """One engine process; :meth:`ready` (re)starts it, :meth:`search` analyses."""
 
     def __init__(self, settings: EngineSettings, *, patience: float | None) -> None:
