@@ -2,7 +2,7 @@
 
 A test plays the standby to a real :class:`JournalReplicator` (:class:`ScriptedStandby`),
 or the primary to a real :class:`JournalMirror` (:class:`ScriptedPrimary`), over real
-loopback sockets, speaking the wire of :mod:`serialref.standby.wire` step by step, so
+loopback sockets, speaking the protocol of :mod:`serialref.standby.channel` step by step, so
 that it can also break any step on purpose.
 """
 
@@ -33,8 +33,7 @@ from serialref.events import (
     PlayerSignedOn,
 )
 from serialref.recorders.journal import JournalRecorder
-from serialref.standby.mirror import JournalMirror
-from serialref.standby.wire import (
+from serialref.standby.channel import (
     PRIMARY_GREETING_SIZE,
     STANDBY_ANSWER_SIZE,
     Channel,
@@ -48,6 +47,7 @@ from serialref.standby.wire import (
     read_standby_answer,
     standby_answer,
 )
+from serialref.standby.mirror import JournalMirror
 from serialref.wire.address import parse_address
 
 TIMEOUT = 5.0

@@ -28,9 +28,9 @@ from standby_peers import (
 
 from serialref.errors import ConfigError, ProtocolError
 from serialref.recorders.journal import JournalRecorder
+from serialref.standby.channel import FrameKind, primary_greeting
 from serialref.standby.mirror import JournalMirror
 from serialref.standby.primary import JournalReplicator
-from serialref.standby.wire import FrameKind, primary_greeting
 
 
 @pytest.fixture

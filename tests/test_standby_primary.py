@@ -30,14 +30,14 @@ from standby_peers import (
 )
 
 from serialref.errors import ConfigError
-from serialref.standby.primary import JournalReplicator
-from serialref.standby.wire import (
+from serialref.standby.channel import (
     PRIMARY_GREETING_SIZE,
     STANDBY_ANSWER_SIZE,
     FrameKind,
     new_nonce,
     standby_answer,
 )
+from serialref.standby.primary import JournalReplicator
 
 
 @pytest.fixture

@@ -23,8 +23,8 @@ from standby_peers import (
 from serialref.appliance.assembly import match_settings
 from serialref.appliance.config import MatchConfig, load_config
 from serialref.errors import ConfigError, PortOpenError
+from serialref.standby.channel import FrameKind
 from serialref.standby.takeover import open_mirror, stand_by, take_over
-from serialref.standby.wire import FrameKind
 from serialref.wire.backoff import Backoff
 
 

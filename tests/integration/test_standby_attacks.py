@@ -41,10 +41,7 @@ from serialref.appliance.assembly import match_settings
 from serialref.appliance.config import MatchConfig, load_config
 from serialref.events import GameEnded, MatchEnded, MatchEvent, PlayerSignedOn
 from serialref.recorders.journal import JournalRecorder
-from serialref.standby.mirror import JournalMirror
-from serialref.standby.primary import JournalReplicator
-from serialref.standby.takeover import stand_by
-from serialref.standby.wire import (
+from serialref.standby.channel import (
     PRIMARY_GREETING_SIZE,
     STANDBY_ANSWER_SIZE,
     TAG_SIZE,
@@ -52,6 +49,9 @@ from serialref.standby.wire import (
     new_nonce,
     primary_greeting,
 )
+from serialref.standby.mirror import JournalMirror
+from serialref.standby.primary import JournalReplicator
+from serialref.standby.takeover import stand_by
 from serialref.wire.address import parse_address
 
 TAKEOVER_AFTER = 1.0

@@ -1,4 +1,4 @@
-"""The replication wire: a mutual HMAC-SHA256 challenge and response, then authenticated frames.
+"""The replication channel: a mutual HMAC-SHA256 challenge and response, then authenticated frames.
 
 One TCP connection per primary; the primary connects. Every message before the
 key is proved has a fixed size, so a peer without the key can make the standby

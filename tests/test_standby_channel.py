@@ -1,4 +1,4 @@
-"""Tests for serialref.standby.wire: the handshake's messages, authenticated frames."""
+"""Tests for serialref.standby.channel: the handshake's messages, authenticated frames."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from serialref.errors import ProtocolError
-from serialref.standby.wire import (
+from serialref.standby.channel import (
     MAX_PAYLOAD,
     PRIMARY_GREETING_SIZE,
     STANDBY_ANSWER_SIZE,
