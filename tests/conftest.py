@@ -20,6 +20,7 @@ import pytest
 import serial
 
 from serialref import testing as harness
+from serialref.wire import nullmodem
 from serialref.wire.transport import SerialTransport
 
 pytest_plugins = ["pytester"]
@@ -61,9 +62,9 @@ def null_modem(request: pytest.FixtureRequest) -> Iterator[tuple[str, harness.Pe
 
 
 @pytest.fixture
-def null_modem_cable() -> Iterator[harness.NullModemCable]:
+def null_modem_cable() -> Iterator[nullmodem.NullModemCable]:
     """Two pty paths joined like a crossed cable, for two programs (referee and client)."""
-    with harness.null_modem_cable() as cable:
+    with nullmodem.null_modem_cable() as cable:
         yield cable
 
 

@@ -23,9 +23,9 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from serialref.testing import null_modem_cable
 from serialref.tournament.config import PlayerConfig
 from serialref.tournament.tcpseats import TcpSeats
+from serialref.wire.nullmodem import null_modem_cable
 
 __all__ = ["Seat", "open_seat"]
 

@@ -35,7 +35,8 @@ from serialref.errors import SerialrefError
 from serialref.records import Refreq
 from serialref.tournament.config import PlayerConfig
 from serialref.wire.address import Address, format_address
-from serialref.wire.seatlistener import Record, Refusal, SeatListener, open_raw_pty
+from serialref.wire.nullmodem import open_raw_pty
+from serialref.wire.seatlistener import Record, Refusal, SeatListener
 
 __all__ = ["LOCKOUT_AFTER", "LOCKOUT_LONGEST", "TOKEN_OPCODE", "TcpSeats", "scrub_token"]
 

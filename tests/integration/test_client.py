@@ -29,7 +29,8 @@ from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.errors import PortOpenError, RecorderError
-from serialref.testing import Peer, null_modem_cable
+from serialref.testing import Peer
+from serialref.wire.nullmodem import null_modem_cable
 
 TIMEOUT = 5.0
 

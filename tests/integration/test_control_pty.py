@@ -25,7 +25,7 @@ import chess.pgn
 from serialref.control.client import send_request
 from serialref.control.protocol import Reply, Request
 from serialref.errors import ControlError
-from serialref.testing import NullModemCable, null_modem_cable
+from serialref.wire.nullmodem import NullModemCable, null_modem_cable
 
 TIMEOUT = 30.0
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 GNUCHESS = shutil.which("gnuchess") or shutil.which("/usr/games/gnuchess")
 ROOT = Path(__file__).resolve().parents[2]

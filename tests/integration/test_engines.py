@@ -27,7 +27,7 @@ import chess
 import chess.pgn
 import pytest
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
 GNUCHESS = shutil.which("gnuchess") or shutil.which("/usr/games/gnuchess")

@@ -30,7 +30,7 @@ from serialref.errors import ControlError
 from serialref.events import RefereeStalled
 from serialref.recorders.journal import read_journal
 from serialref.referee.loop import STALL_THRESHOLD
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 # Alpha and Delta are on virtual serial cables; Beta and Gamma connect over TCP.
 PLAYERS = [("Alpha", "random", 1), ("Beta", "greedy", 2), ("Gamma", "greedy", 3),

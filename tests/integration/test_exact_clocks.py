@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from serialref.cli import EXIT_INTERRUPTED
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_UCI = ROOT / "tests" / "engines" / "fake_uci.py"

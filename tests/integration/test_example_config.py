@@ -10,7 +10,7 @@ from pathlib import Path
 
 import chess.pgn
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "match.toml"
 

@@ -1,7 +1,7 @@
 """A slow line costs neither player time (PROTOCOL.md 5): line time allowed both ways.
 
 The referee's ports are the near ends of paced null-modem cables
-(:class:`serialref.testing.NullModemCable` with a baud rate), the players instant
+(:class:`serialref.wire.nullmodem.NullModemCable` with a baud rate), the players instant
 scripted programs on the far ends. With ``line_delay = "on"`` a player whose thinking
 takes no time is charged next to nothing, on ply 1 too (its respond queues behind
 ``reset`` and ``inform``) and for a resignation; with ``"off"`` it is charged the
@@ -26,8 +26,9 @@ from serialref.epd.writer import format_record
 from serialref.events import GameEnded, MatchEvent, MovePlayed, RecordSent
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.settings import MatchSettings
-from serialref.testing import NullModemCable, Peer, answer_instantly, null_modem_cable, quiet_game
+from serialref.testing import Peer, answer_instantly, quiet_game
 from serialref.timecontrol import TimeControl
+from serialref.wire.nullmodem import NullModemCable, null_modem_cable
 from serialref.wire.transport import PortSettings
 
 PLIES = 40

@@ -25,7 +25,7 @@ import chess.pgn
 import pytest
 
 from serialref.cli import EXIT_INTERRUPTED
-from serialref.testing import NullModemCable, null_modem_cable
+from serialref.wire.nullmodem import NullModemCable, null_modem_cable
 
 GAMES = 2
 RUN_TIMEOUT = 60.0

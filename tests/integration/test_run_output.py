@@ -15,7 +15,8 @@ from serialref.appliance.assembly import match_settings
 from serialref.appliance.config import load_config
 from serialref.epd.writer import format_record
 from serialref.referee.resume import find_unfinished_match
-from serialref.testing import Peer, null_modem_cable
+from serialref.testing import Peer
+from serialref.wire.nullmodem import null_modem_cable
 
 SERIALREF = [sys.executable, "-m", "serialref"]
 PLAYERS = (("greedy", "1"), ("random", "2"))

@@ -28,7 +28,7 @@ import pytest
 
 from serialref.events import MatchStarted, MovePlayed
 from serialref.recorders.journal import read_journal
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 GAMES = 2
 RUN_TIMEOUT = 25.0

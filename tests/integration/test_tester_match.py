@@ -24,7 +24,7 @@ import chess
 import chess.engine
 import chess.pgn
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_UCI = ROOT / "tests" / "engines" / "fake_uci.py"

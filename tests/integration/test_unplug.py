@@ -19,7 +19,7 @@ from pathlib import Path
 
 import chess.pgn
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 
 def point(link: Path, target: str) -> None:
