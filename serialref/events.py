@@ -227,7 +227,8 @@ EVENT_TYPES: dict[str, type[MatchEvent]] = {
 class MatchListener(Protocol):
     """Receives every event on the referee thread; must return quickly.
 
-    An observer must not raise at all (one that does is detached).
+    An observer that raises is logged and detached by the publisher
+    (:mod:`serialref.referee.publisher`), and the match goes on.
     """
 
     def handle(self, event: MatchEvent) -> None: ...

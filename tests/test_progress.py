@@ -1,4 +1,4 @@
-"""Match progress in cutechess-cli's words: games, running score, Elo; it never raises."""
+"""Match progress in cutechess-cli's words: games, running score, Elo; a failure detaches it."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from serialref.events import (
 )
 from serialref.observers.progress import ProgressObserver
 from serialref.pentanomial import Pentanomial, nelo_line, ptnml_line
+from serialref.referee.publisher import Publisher
 from serialref.referee.resume import ResumePoint
 from serialref.sprt import SprtModel, SprtTest
 
@@ -218,19 +219,22 @@ def test_a_closed_output_stops_progress_not_the_match(caplog: pytest.LogCaptureF
     ]
 
 
-def test_an_event_it_cannot_read_is_logged_and_nothing_raises(
+def test_an_event_it_cannot_read_is_logged_and_it_hears_no_more(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """The publisher's rule for any observer: the failure is logged, the match goes on."""
     out = io.StringIO()
-    observer = ProgressObserver(out)
+    publisher = Publisher([], [ProgressObserver(out)], wall_clock=lambda: 0.0,
+                          on_storage_failure=lambda exc, event: pytest.fail(str(exc)))  # fmt: skip
     odd = GameStarted(1, "a", "b", chess.STARTING_FEN, tags=None)  # type: ignore[arg-type]
     move = MovePlayed(1, 1, "e4", "e2e4", 1.0, (math.inf, math.inf), (1.0, 0.0), (1, 0),
                       chess.STARTING_FEN)  # fmt: skip
     with caplog.at_level(logging.ERROR):
-        feed(observer, MatchStarted(games=1, time_control="-", ports=("a", "b")), odd, move,
-             ended(1, "1-0", "White mates"))  # fmt: skip
-    assert out.getvalue() == ""
-    assert "match progress stopped" in caplog.text
+        for event in (MatchStarted(games=1, time_control="-", ports=("a", "b")), odd, move,
+                      ended(1, "1-0", "White mates")):  # fmt: skip
+            publisher.publish(event)
+    assert out.getvalue() == ""  # not even the game that ended after the failure
+    assert "an observer failed; it sees no more of the match" in caplog.text
 
 
 def test_an_untimed_match_as_the_referee_publishes_it() -> None:

@@ -4,8 +4,8 @@ Every board's referee publishes its match's events to its own :class:`BoardProgr
 they share one :class:`TournamentProgress`, which numbers the games across the event
 (``Started game 7 of 24 (Alpha vs Gamma)``), keeps the lines of concurrent boards whole,
 and prints the standings after each finished game (or every ``rating_interval`` games).
-Like every observer, a board's progress never raises into its referee: the first failure
-is logged and it falls silent.
+A board's progress that fails is detached by its referee's publisher, as any observer is
+(:mod:`serialref.referee.publisher`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import TextIO
 
 from serialref.elo import Score
 from serialref.events import GameEnded, GameStarted, MatchEvent
-from serialref.observers.guard import FallsSilent
 from serialref.observers.output import ObserverOutput, printable
 from serialref.tournament.pairings import Pairing
 from serialref.tournament.standings import Standings
@@ -51,7 +50,7 @@ class TournamentProgress:
             self._out.write(text if text.endswith("\n") else text + "\n")
 
 
-class BoardProgress(FallsSilent):
+class BoardProgress:
     """One board's lines, its score carried on from ``score`` (the games already played)."""
 
     def __init__(
@@ -64,13 +63,10 @@ class BoardProgress(FallsSilent):
         self._score = score or Score()
         self._white: dict[int, str] = {}
 
-    def _stopped(self) -> str:
-        return f"progress of pairing {self._pairing.number} stopped"
-
     def close(self) -> None:
         """Nothing to release: the shared output belongs to the event."""
 
-    def _handle(self, event: MatchEvent) -> None:
+    def handle(self, event: MatchEvent) -> None:
         if isinstance(event, GameStarted):
             self._white[event.game] = event.white_port
             self._shared.write(
