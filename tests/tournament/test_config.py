@@ -109,7 +109,7 @@ def test_a_missing_file_and_bad_toml_are_clear(tmp_path: Path) -> None:
 
 
 def test_the_shipped_example_is_a_valid_event() -> None:
-    example = Path(__file__).resolve().parents[1] / "examples" / "event.toml"
+    example = Path(__file__).resolve().parents[2] / "examples" / "event.toml"
     config = load_tournament_config(example)
     assert config.format is TournamentFormat.ROUND_ROBIN
     assert len(config.pairings()) == 12
@@ -119,7 +119,7 @@ def test_the_shipped_example_is_a_valid_event() -> None:
 def test_the_pairings_option_prints_the_schedule(capsys: pytest.CaptureFixture[str]) -> None:
     from serialref.cli import EXIT_OK, main
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "event.toml"
+    example = Path(__file__).resolve().parents[2] / "examples" / "event.toml"
     assert main(["event", "--config", str(example), "--pairings"]) == EXIT_OK
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 12

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from serialref.epd.verbs import check_stream, normalize_stream, purge_stream
 from serialref.errors import ConfigError
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "epd"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "epd"
 FIXTURE_FILES = sorted(FIXTURES.glob("*.epd"))
 REPORT_RE = re.compile(r"(?P<name>[^:]+):(?P<line>[0-9]+)(?::(?P<column>[0-9]+))?: (?P<reason>.+)")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 Verb = Callable[..., int]
 

@@ -23,7 +23,7 @@ from serialref.timecontrol import TimeControl
 from serialref.wire.address import Address
 from serialref.wire.transport import LineDelay
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "match.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "match.toml"
 
 PORTS = """
 [ports.a]

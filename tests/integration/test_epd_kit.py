@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from serialref import records
 from serialref.epd.writer import format_record
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 _POSITION = re.compile(r"\s*[1-8pnbrqkPNBRQK/]+\s+[wb]\s+(?:-|K?Q?k?q?)\s+(?:-|[a-h][1-8])(\s+|$)")
 _OPERATION = re.compile(r'([A-Za-z0-9_]+)\s*((?:(?:"[^"]*"|[^\s;"][^\s;]*)\s*)*);\s*')
 

@@ -11,7 +11,7 @@ from serialref.cli import EXIT_FAILURE, EXIT_OK, main
 from serialref.tournament.report import games_from_pgn, html_report, text_report
 from serialref.tournament.standings import standings
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 CUTECHESS_PGN = FIXTURES / "cutechess-round-robin.pgn"
 
 

@@ -11,7 +11,7 @@ from serialref import cli
 from serialref.appliance.options import MATCH_OPTIONS, Section
 from serialref.appliance.reference import reference
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 _GENERATED = re.compile(
     r"<!-- Made by `serialref config keys`.*?-->\n\n(.*?)\n"
     r"<!-- End of `serialref config keys`\. -->",

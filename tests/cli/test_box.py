@@ -12,7 +12,7 @@ from serialref.appliance.config import load_config
 from serialref.errors import ConfigError, GroupedConfigError
 from serialref.tournament.config import load_tournament_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EVENT_EXAMPLE = ROOT / "examples" / "event.toml"
 
 

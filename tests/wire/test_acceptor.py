@@ -9,10 +9,10 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-from test_ratelimit import Clock
 
 from serialref.wire import acceptor as acceptor_module
 from serialref.wire.acceptor import Acceptor, descriptor_ceiling
+from wire.test_ratelimit import Clock
 
 
 class FullTable:

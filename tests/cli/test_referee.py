@@ -61,7 +61,7 @@ def test_once_needs_a_journal(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_referee_service_runs_once() -> None:
-    root = Path(__file__).resolve().parent.parent / "systemd"
+    root = Path(__file__).resolve().parents[2] / "systemd"
     for unit in (root / "serialref.service", root / "drop-ins" / "replicate.conf"):
         commands = [line for line in unit.read_text(encoding="utf-8").splitlines()
                     if line.startswith("ExecStart=/")]  # fmt: skip

@@ -262,7 +262,7 @@ def test_python_chess_s_variants_are_drawn_without_pyffish() -> None:
     script = (
         "import sys\n"
         "sys.modules['pyffish'] = None  # importing it fails\n"
-        "from test_observers_web import VARIANT_GAMES, WebFeed, message, variant_game\n"
+        "from observers.test_web import VARIANT_GAMES, WebFeed, message, variant_game\n"
         "for variant in ('standard', 'crazyhouse'):\n"
         "    events, board = variant_game(variant, VARIANT_GAMES[variant].split())\n"
         "    feed = WebFeed()\n"
@@ -272,7 +272,7 @@ def test_python_chess_s_variants_are_drawn_without_pyffish() -> None:
         "    assert state['fen'] == board.fen() and 'class=\"piece\"' in state['html']\n"
         "assert 'pyffish' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
     )
-    subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).parent, check=True,
+    subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).parents[1], check=True,
                    timeout=60)  # fmt: skip
 
 

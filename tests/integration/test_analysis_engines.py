@@ -18,7 +18,7 @@ import pytest
 
 from serialref.epd.parser import parse_lenient
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "epd"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "epd"
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
 
 pytestmark = [
