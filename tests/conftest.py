@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from serialref import testing as harness
+from serialref import testing
 from serialref.wire import nullmodem
 from serialref.wire.transport import SerialTransport
 
@@ -46,18 +46,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def null_modem(request: pytest.FixtureRequest) -> Iterator[tuple[str, harness.Peer]]:
+def null_modem(request: pytest.FixtureRequest) -> Iterator[tuple[str, testing.Peer]]:
     """(port path for the code under test, Peer on the other end): a pty pair or a real cable."""
     port_a: str | None = request.config.getoption("--port-a")
     port_b: str | None = request.config.getoption("--port-b")
     if port_a and port_b:
-        peer = harness.Peer.from_serial_port(serial.serial_for_url(port_b, exclusive=True))
+        peer = testing.Peer.from_serial_port(serial.serial_for_url(port_b, exclusive=True))
         try:
             yield port_a, peer
         finally:
             peer.close()
     else:
-        with harness.null_modem() as pair:
+        with testing.null_modem() as pair:
             yield pair
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_match import Harness
+from doubles import Harness
 
 from serialref import cli
 from serialref.cli.ctl import status_lines

@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 
 import chess
-from matchevents import ScriptedReferee
+from doubles import Harness
 
 from serialref import records
 from serialref.epd.operations import Operand, Operation
@@ -38,30 +38,30 @@ def troubled_match() -> list[MatchEvent]:
     """
     settings = MatchSettings(games=4, time_control=TimeControl.parse("60+1"),
                              reset_delay=1.0, conclude_delay=1.0)  # fmt: skip
-    match = ScriptedReferee(settings)
-    match.line("a", records.sign_on(chess.Board(), "Alpha"))
-    match.line("b", records.sign_on(chess.Board(), "Beta"))
-    match.wait(1.0)  # game 1, Alpha White
-    match.line("a", reply_e4(restarts=1), after=1.0)
+    match = Harness(settings)
+    match.send("a", records.sign_on(chess.Board(), "Alpha"))
+    match.send("b", records.sign_on(chess.Board(), "Beta"))
+    match.advance(1.0)  # game 1, Alpha White
+    match.send("a", reply_e4(restarts=1), after=1.0)
     wrong = records.reply(chess.Board(), chess.Move.from_uci("e7e5"))  # not Black's position
-    match.line("b", wrong, after=1.0)
-    match.wait(1.0)
-    match.wait(1.0)  # game 2, Beta White, whose flag falls
-    match.wait(62.0)
-    match.wait(1.0)
-    match.wait(1.0)  # game 3, Alpha White again, Beta cannot go on
-    match.line("a", reply_e4(restarts=3), after=1.0)
+    match.send("b", wrong, after=1.0)
+    match.advance(1.0)
+    match.advance(1.0)  # game 2, Beta White, whose flag falls
+    match.advance(62.0)
+    match.advance(1.0)
+    match.advance(1.0)  # game 3, Alpha White again, Beta cannot go on
+    match.send("a", reply_e4(restarts=3), after=1.0)
     after_e4 = chess.Board()
     after_e4.push(E4)
-    match.line("b", records.player_fault(after_e4, "engine gone"), after=1.0)
-    match.wait(1.0)
-    match.wait(1.0)  # game 4, Beta White; Alpha's line goes, and its flag falls
-    match.line("b", reply_e4(), after=1.0)
+    match.send("b", records.player_fault(after_e4, "engine gone"), after=1.0)
+    match.advance(1.0)
+    match.advance(1.0)  # game 4, Beta White; Alpha's line goes, and its flag falls
+    match.send("b", reply_e4(), after=1.0)
     match.referee.on_line_lost("a", "the cable was pulled")
-    match.wait(62.0)
-    match.wait(1.0)
+    match.advance(62.0)
+    match.advance(1.0)
     assert match.referee.complete
-    return match.events
+    return match.events.events
 
 
 def test_each_kind_of_incident_is_counted_for_its_player() -> None:

@@ -7,14 +7,13 @@ from collections.abc import Iterator
 
 import chess
 import pytest
+from doubles import WALL, Harness
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from serialref import records
 from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
-from serialref.epd.record import EpdRecord
-from serialref.epd.writer import format_record
 from serialref.errors import RecorderError
 from serialref.events import (
     GameEnded,
@@ -30,117 +29,9 @@ from serialref.referee.match import MatchReferee, MatchState
 from serialref.referee.openings import Opening
 from serialref.referee.resume import ResumePoint
 from serialref.referee.session import SessionState
-from serialref.referee.settings import MatchSettings
 from serialref.timecontrol import TimeControl
 
 START = chess.STARTING_FEN
-WALL = 1_795_000_000.0  # 2026-11-18, a fixed wall clock for the Date tag
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class FakeWire:
-    """Collects what the referee sends; every write 'drains' at the fake clock's time."""
-
-    def __init__(self, clock: FakeClock) -> None:
-        self.clock = clock
-        self.sent: list[tuple[str, str]] = []
-        self.line_delay = 0.0
-
-    def send(self, port: str, text: str, *, notify: bool = False) -> float:
-        self.sent.append((port, text))
-        return self.clock.now
-
-    def transmission_time(self, port: str, nbytes: int) -> float:
-        return self.line_delay * nbytes
-
-    def waiting(self, port: str) -> bool:
-        return False
-
-
-class Collector:
-    def __init__(self) -> None:
-        self.events: list[MatchEvent] = []
-
-    def handle(self, event: MatchEvent) -> None:
-        self.events.append(event)
-
-    def sync(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def of(self, kind: type) -> list:  # type: ignore[type-arg]
-        return [event for event in self.events if isinstance(event, kind)]
-
-
-class Harness:
-    def __init__(self, **settings: object) -> None:
-        self.clock = FakeClock()
-        self.wire = FakeWire(self.clock)
-        self.events = Collector()
-        defaults: dict[str, object] = {
-            "time_control": TimeControl.parse("60+1"),
-            "event": "Test",
-            "site": "Lab",
-        }
-        defaults.update(settings)
-        self.referee = MatchReferee(
-            MatchSettings(**defaults),  # type: ignore[arg-type]
-            self.wire,
-            [self.events],
-            clock=self.clock,
-            wall_clock=lambda: WALL,
-        )
-        self.referee.start()
-        self.board = chess.Board()
-
-    # what the players say
-    def send(self, port: str, record: EpdRecord) -> None:
-        self.referee.on_line(port, format_record(record), self.clock.now)
-
-    def sign_on(self, port: str, name: str | None = None) -> None:
-        self.send(port, records.sign_on(chess.Board(), name))
-
-    def move(self, port: str, san: str, *extra: Operation, think: float = 1.0) -> None:
-        self.clock.now += think
-        self.send(port, records.reply(self.board, self.board.parse_san(san), *extra))
-        self.board.push_san(san)
-
-    def reply(self, port: str, *extra: Operation, think: float = 1.0) -> None:
-        self.clock.now += think
-        self.send(port, records.reply(self.board, None, *extra))
-
-    def advance(self, seconds: float) -> None:
-        self.clock.now += seconds
-        self.referee.on_timer()
-
-    def start_game(self, fen: str = START) -> None:
-        self.sign_on("a", "Alpha")
-        self.sign_on("b", "Beta")
-        self.advance(5.0)
-        self.board = chess.Board(fen)
-
-    # what the players got
-    def lines(self, port: str) -> list[str]:
-        return [text for sent_port, text in self.wire.sent if sent_port == port]
-
-    def commands(self, port: str) -> list[str]:
-        return [records.referee_command(parse_record(text)).value for text in self.lines(port)]
-
-    def last(self, port: str) -> EpdRecord:
-        return parse_record(self.lines(port)[-1])
-
-    def ended(self) -> GameEnded:
-        (ended,) = self.events.of(GameEnded)
-        return ended
 
 
 def op(opcode: str, *texts: str) -> Operation:

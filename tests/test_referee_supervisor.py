@@ -7,7 +7,7 @@ from pathlib import Path
 
 import chess
 import pytest
-from test_match import Harness
+from doubles import Harness
 
 from serialref.errors import CommandError
 from serialref.events import GameEnded, MatchEvent, MovePlayed, SupervisorCommand
