@@ -18,20 +18,19 @@ from pathlib import Path
 
 import pytest
 import serial
+from doubles import ReadExactly
 
 from serialref import testing
 from serialref.wire import nullmodem
 from serialref.wire.transport import SerialTransport
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "standby_peers"]  # the standby's ``log``
 
 THREAD_END_GRACE = 2.0
 """Seconds a thread that is already ending may take before it counts as leaked."""
 
 READ_TIMEOUT = 5.0
 """How long ``read_exactly`` waits for the bytes a test expects before it fails."""
-
-ReadExactly = Callable[[SerialTransport, int], bytes]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -5,13 +5,18 @@ when the test moves it, an :class:`InstantWire` that takes every line at once, a
 listeners that keep what the referee publishes, on the referee's own thread
 (:class:`EventRecorder`) or for a test waiting on another one (:class:`EventQueue`).
 :class:`Harness` puts them around a :class:`~serialref.referee.match.MatchReferee`
-and speaks for both players.
+and speaks for both players. :class:`RunningReferee` is the whole daemon instead, on a
+thread of its own over pty pairs, for the tests that need real ports.
 """
 
 from __future__ import annotations
 
 import queue
+import threading
 import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
 from typing import TypeVar
 
 import chess
@@ -22,14 +27,22 @@ from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.events import GameEnded, MatchEvent
+from serialref.recorders.journal import JournalRecorder
+from serialref.recorders.pgn import PgnRecorder
+from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.match import MatchReferee
 from serialref.referee.settings import MatchSettings
+from serialref.testing import null_modem
 from serialref.timecontrol import TimeControl
+from serialref.wire.transport import SerialTransport
 
 E = TypeVar("E", bound=MatchEvent)
 
 WALL = 1_795_000_000.0
 """The wall clock of every match a harness plays: 2026-11-18, a fixed Date tag."""
+
+ReadExactly = Callable[[SerialTransport, int], bytes]
+"""The ``read_exactly`` fixture: a transport's next ``size`` bytes, or the test fails."""
 
 
 class SteppedClock:
@@ -178,3 +191,55 @@ class Harness:
     def ended(self) -> GameEnded:
         (ended,) = self.events.of(GameEnded)
         return ended
+
+
+class RunningReferee:
+    """A daemon on its own thread, with the players' ends of both cables."""
+
+    def __init__(self, tmp_path: Path, stack: ExitStack, **settings: object) -> None:
+        path_a, self.a = stack.enter_context(null_modem())
+        path_b, self.b = stack.enter_context(null_modem())
+        self.pgn = tmp_path / "match.pgn"
+        self.journal = tmp_path / "journal.jsonl"
+        values: dict[str, object] = {
+            "reset_delay": 0.05,
+            "conclude_delay": 0.05,
+            "time_control": TimeControl.parse("60+1"),
+        }
+        values.update(settings)
+        self._ready = threading.Event()
+        self.recorders = [JournalRecorder(self.journal), PgnRecorder(self.pgn)]
+        self.events = EventQueue()
+        self.daemon = RefereeDaemon(
+            MatchSettings(**values),  # type: ignore[arg-type]
+            [PortPlan("a", path_a), PortPlan("b", path_b)],
+            self.recorders,
+            [self.events],
+            on_ready=self._ready.set,
+        )
+        self.result: bool | None = None
+        self._thread = threading.Thread(target=self._run, name="test-referee")
+
+    def _run(self) -> None:
+        self.result = self.daemon.run()
+
+    def start(self) -> None:
+        """Start, and return once the ports are open (opening discards waiting input)."""
+        self._thread.start()
+        assert self._ready.wait(5.0), "the referee did not open its ports"
+
+    def join(self, timeout: float = 10.0) -> None:
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the referee did not finish"
+        for recorder in self.recorders:
+            recorder.close()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self.daemon.request_stop("test over")
+            self.join()
+
+    def sign_on_both(self) -> None:
+        for peer, name in ((self.a, "Alpha"), (self.b, "Beta")):
+            peer.send_line(format_record(records.sign_on(chess.Board(), name)))
+            peer.expect("reset")

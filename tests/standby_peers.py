@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import chess
+import pytest
 
 from serialref.events import (
     GameEnded,
@@ -133,9 +134,12 @@ class LogWatcher(logging.Handler):
                 return message
 
 
-@contextmanager
-def watching_log() -> Iterator[LogWatcher]:
-    """Every message of ``serialref.standby`` and below, debug included, while the block runs."""
+@pytest.fixture
+def log() -> Iterator[LogWatcher]:
+    """Every message of ``serialref.standby`` and below, debug included, during the test.
+
+    A fixture of every test (tests/conftest.py names this module a plugin).
+    """
     logger = logging.getLogger("serialref.standby")
     watcher = LogWatcher()
     previous = logger.level

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_leak_guard_fails_tests_that_leak(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("PYTHONPATH", f"{ROOT}:{ROOT / 'tests'}")  # conftest uses doubles
     pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text())
     pytester.makepyfile(
         test_leaky="""

@@ -18,7 +18,7 @@ from serialref.wire import nullmodem
 from serialref.wire.transport import SerialTransport
 
 if TYPE_CHECKING:
-    from conftest import ReadExactly
+    from doubles import ReadExactly
 
 
 def test_users_tests_find_the_cable_where_they_always_did() -> None:

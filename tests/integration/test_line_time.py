@@ -10,7 +10,6 @@ line time of every record it waited for and every reply it sent.
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -18,6 +17,7 @@ from contextlib import ExitStack
 import chess
 import pytest
 import serial
+from doubles import EventQueue
 
 from serialref import records
 from serialref.epd.operations import Operation
@@ -38,25 +38,6 @@ ANALYSIS = (Operation.of("acn", 123456), Operation.of("acs", 1), Operation.of("c
 GAME = quiet_game(PLIES)
 
 
-class Recorder:
-    """The referee's events, for the test to read after the match."""
-
-    def __init__(self) -> None:
-        self.events: queue.SimpleQueue[MatchEvent] = queue.SimpleQueue()
-
-    def handle(self, event: MatchEvent) -> None:
-        self.events.put(event)
-
-    def close(self) -> None:
-        pass
-
-    def all(self) -> list[MatchEvent]:
-        found = []
-        while not self.events.empty():
-            found.append(self.events.get())
-        return found
-
-
 @pytest.fixture
 def cables(request: pytest.FixtureRequest) -> Iterator[tuple[NullModemCable, NullModemCable]]:
     baud: int = request.param
@@ -73,7 +54,7 @@ def play_match(
     """One game of instant players over the paced cables; the events and the replies sent."""
     assert cables[0].baudrate is not None
     settings = PortSettings(baudrate=cables[0].baudrate, line_delay=line_delay)
-    recorder = Recorder()
+    recorder = EventQueue()
     ready = threading.Event()
     daemon = RefereeDaemon(
         MatchSettings(time_control=TimeControl.parse("600"), reset_delay=0.1, conclude_delay=0.1),
@@ -110,7 +91,7 @@ def play_match(
             referee.join()
         for peer in peers:
             peer.close()
-    return recorder.all(), replies
+    return recorder.taken(), replies
 
 
 def line_time(baud: int, texts: list[str], *, through: str = "CR") -> float:

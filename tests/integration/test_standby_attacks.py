@@ -34,7 +34,6 @@ from standby_peers import (
     LogWatcher,
     ScriptedPrimary,
     played,
-    watching_log,
 )
 
 from serialref.appliance.assembly import match_settings
@@ -75,12 +74,6 @@ FORGED_LINES = (
     b'{"event": "GameEnded", "game": 1, "result": "1-0", "termination": "normal", '
     b'"reason": "FORGED: Black resigns", "fen": "x", "consumed": [0, 0]}\n'
 )
-
-
-@pytest.fixture
-def log() -> Iterator[LogWatcher]:
-    with watching_log() as watcher:
-        yield watcher
 
 
 class RecordingTakeover:

@@ -26,7 +26,7 @@ from serialref.testing import Peer
 from serialref.timecontrol import TimeControl
 
 if TYPE_CHECKING:
-    from conftest import RunningReferee
+    from doubles import RunningReferee
 
 # A script step: port, then a SAN move, or a special action.
 Step = tuple[str, str]

@@ -9,10 +9,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from doubles import SteppedClock
 from standby_peers import (
     COMPLETE_MATCH,
     KEY,
@@ -23,7 +23,6 @@ from standby_peers import (
     journal_bytes,
     lines_of,
     mirror_at,
-    watching_log,
 )
 
 from serialref.errors import ConfigError, ProtocolError
@@ -31,12 +30,6 @@ from serialref.recorders.journal import JournalRecorder
 from serialref.standby.channel import FrameKind, primary_greeting
 from serialref.standby.mirror import JournalMirror
 from serialref.standby.primary import JournalReplicator
-
-
-@pytest.fixture
-def log() -> Iterator[LogWatcher]:
-    with watching_log() as watcher:
-        yield watcher
 
 
 def proven(mirror: JournalMirror) -> ScriptedPrimary:
@@ -282,16 +275,6 @@ def test_too_many_newcomers_are_refused_on_arrival(tmp_path: Path, log: LogWatch
         for connection in (crowd, latecomer):
             connection.close()
         waiting.stop()
-
-
-class SteppedClock:
-    """A monotonic clock the test moves on."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_the_handshake_deadline_runs_on_the_injected_clock(tmp_path: Path, log: LogWatcher) -> None:

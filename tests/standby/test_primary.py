@@ -26,7 +26,6 @@ from standby_peers import (
     ScriptedStandby,
     journal_bytes,
     lines_of,
-    watching_log,
 )
 
 from serialref.errors import ConfigError
@@ -47,12 +46,6 @@ def standby() -> Iterator[ScriptedStandby]:
         yield fake
     finally:
         fake.close()
-
-
-@pytest.fixture
-def log() -> Iterator[LogWatcher]:
-    with watching_log() as watcher:
-        yield watcher
 
 
 @contextmanager

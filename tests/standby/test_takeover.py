@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from standby_peers import (
     ScriptedPrimary,
     journal_bytes,
     mirror_at,
-    watching_log,
 )
 
 from serialref.appliance.assembly import match_settings
@@ -26,12 +24,6 @@ from serialref.errors import ConfigError, PortOpenError
 from serialref.standby.channel import FrameKind
 from serialref.standby.takeover import open_mirror, stand_by, take_over
 from serialref.wire.backoff import Backoff
-
-
-@pytest.fixture
-def log() -> Iterator[LogWatcher]:
-    with watching_log() as watcher:
-        yield watcher
 
 
 def config_for(tmp_path: Path) -> MatchConfig:

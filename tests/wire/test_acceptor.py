@@ -9,10 +9,10 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from doubles import SteppedClock
 
 from serialref.wire import acceptor as acceptor_module
 from serialref.wire.acceptor import Acceptor, descriptor_ceiling
-from wire.test_ratelimit import Clock
 
 
 class FullTable:
@@ -32,7 +32,7 @@ class FullTable:
 def test_a_full_descriptor_table_pauses_the_listener_and_is_logged_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    clock = Clock()
+    clock = SteppedClock(100.0)
     listener = FullTable()
     acceptor = Acceptor(listener, "seats", reserve=8, clock=clock)  # type: ignore[arg-type]
     caplog.set_level(logging.WARNING)

@@ -19,7 +19,7 @@ from serialref.wire.nullmodem import NullModemCable, null_modem_cable
 from serialref.wire.transport import SerialTransport
 
 if TYPE_CHECKING:
-    from conftest import ReadExactly
+    from doubles import ReadExactly
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import logging
 import math
 
 import pytest
+from doubles import SteppedClock
 
 from serialref.wire.ratelimit import BurstLimit, CountedLog
 
@@ -20,18 +21,10 @@ def test_a_burst_is_told_the_rest_counted_when_the_next_window_starts() -> None:
     assert limit.owed_at() == math.inf and limit.flush() == 0
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_a_flood_costs_a_few_lines_and_one_count_even_when_it_stops(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    clock = Clock()
+    clock = SteppedClock(100.0)
     log = CountedLog(logging.getLogger("test.flood"), "seats", burst=2, window=10.0, clock=clock)
     caplog.set_level(logging.WARNING)
     told = [log.note("wrong token", f"guess {n}") for n in range(1000)]

@@ -27,7 +27,7 @@ from serialref.testing import Peer
 from serialref.wire.transport import PortSettings, SerialTransport
 
 if TYPE_CHECKING:
-    from conftest import ReadExactly
+    from doubles import ReadExactly
 
 READ_TIMEOUT = 5.0
 
