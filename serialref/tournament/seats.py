@@ -9,34 +9,26 @@ TCP seat with ``socket://``.
 
 Those processes must not outlive the event, even one killed with SIGKILL (it is then
 resumed by running it again, which starts them afresh): each asks the kernel to end
-it when the thread that started it goes away (``PR_SET_PDEATHSIG``).
+it when the thread that started it goes away (:mod:`serialref.children`).
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import signal
 import subprocess
 import sys
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from serialref.children import end_with_parent
 from serialref.tournament.config import PlayerConfig
 from serialref.tournament.tcpseats import TcpSeats
 from serialref.wire.nullmodem import null_modem_cable
 
 __all__ = ["Seat", "open_seat"]
 
-_PR_SET_PDEATHSIG = 1
-_LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 _EXIT_WAIT = 1.0  # after ``disconnect`` a player leaves at once; this one did not hear it
 _TERM_WAIT = 5.0
-
-
-def _end_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 @dataclass
@@ -52,7 +44,7 @@ class Seat:
         if self.command is not None:
             self.processes.append(subprocess.Popen(
                 self.command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                preexec_fn=_end_with_parent,  # noqa: PLW1509 - only prctl, before exec
+                preexec_fn=end_with_parent,  # noqa: PLW1509 - only prctl, before exec
             ))  # fmt: skip
 
     def exit_code(self) -> int | None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import html
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import processes
 import pytest
 
 from serialref.analysis.page import render_page
@@ -151,14 +151,14 @@ def test_the_page_holds_the_figures_the_charts_and_nothing_unescaped(
 
 def test_the_command_writes_text_and_html(tmp_path: Path, files: tuple[Path, Path]) -> None:
     page = tmp_path / "report.html"
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, "-m", "serialref", "epd", "report", *map(str, files), "--html", str(page)],
         capture_output=True, text=True, check=False, timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Gastric report: 2 result files\n")
     assert page.read_text().startswith("<!DOCTYPE html>")
-    missing = subprocess.run(
+    missing = processes.run(
         [sys.executable, "-m", "serialref", "epd", "report", str(tmp_path / "none.epd")],
         capture_output=True, text=True, check=False, timeout=60,
     )

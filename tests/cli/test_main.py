@@ -6,10 +6,10 @@ import argparse
 import hashlib
 import logging
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import processes
 import pytest
 from clirun import MISSING_PORTS, restored_logging, run, usage_error  # noqa: F401 (a fixture)
 
@@ -45,7 +45,7 @@ def test_the_program_runs_without_openssl() -> None:
         "loaded = [name for name in names if sys.modules.get(name)]",
         "print(' '.join(loaded), hashlib.sha256(b'serialref').hexdigest())",
     ])  # fmt: skip
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     version, report = result.stdout.splitlines()

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import processes
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -188,7 +189,7 @@ def test_near_epd_bytes_never_raise(lines: list[bytes]) -> None:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return processes.run(
         [sys.executable, "-m", "serialref", "epd", *args],
         cwd=ROOT,
         capture_output=True,

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import chess
+import processes
 import pytest
 
 from serialref.epd.parser import parse_lenient
@@ -35,7 +36,7 @@ MATES = {
 
 
 def serialref(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, "-m", "serialref", "epd", *args],
         capture_output=True,
         text=True,
@@ -151,7 +152,7 @@ def test_ctrl_c_keeps_what_is_done_and_resume_finishes_it(tmp_path: Path) -> Non
         sys.executable, "-m", "serialref", "epd", "analyse", str(FIXTURES / "bratko-kopec.epd"),
         "--engine", "stockfish", "--nodes", "30000", "-o", str(output),
     ]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    process = processes.start(command, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while output.exists() is False or output.read_bytes().count(b"\n") < 3:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import processes
 import pytest
 from clientthread import ClientThread
 
@@ -184,7 +185,7 @@ _SUBPROCESS_CLIENT = textwrap.dedent(
 
 def test_sigterm_makes_the_client_sign_off(null_modem: tuple[str, Peer]) -> None:
     path, peer = null_modem
-    process = subprocess.Popen(
+    process = processes.start(
         [sys.executable, "-c", _SUBPROCESS_CLIENT, path],
         stderr=subprocess.PIPE,
         cwd=Path(__file__).resolve().parents[2],
@@ -235,7 +236,7 @@ class EngineClient:
             [sys.executable, str(ENGINES / "fake_uci.py"), behaviour, "cp 0", str(self.engine_log)]
         )
         command = ["client", port, "--engine", engine, "--once", "--log", str(self.client_log)]
-        self.process = subprocess.Popen(
+        self.process = processes.start(
             [sys.executable, "-m", "serialref", *command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -393,7 +394,7 @@ def test_a_fractional_time_control_end_to_end(tmp_path: Path) -> None:
     pgn, journal = tmp_path / "match.pgn", tmp_path / "match.jsonl"
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
     with null_modem_cable() as cable_a, null_modem_cable() as cable_b:
-        referee = subprocess.Popen(
+        referee = processes.start(
             [sys.executable, "-m", "serialref", "run", cable_a.path_a, cable_b.path_a,
              "--tc", "10+0.10", "--pgn", str(pgn), "--journal", str(journal),
              "--reset-delay", "0.1", "--conclude-delay", "0.1"],
@@ -404,7 +405,7 @@ def test_a_fractional_time_control_end_to_end(tmp_path: Path) -> None:
             assert time.monotonic() < deadline and referee.poll() is None, "referee not up"
             threading.Event().wait(0.005)  # another process's file: nothing else to wait on
         players = [
-            subprocess.Popen(
+            processes.start(
                 [sys.executable, "-m", "serialref", "client", path, "--player", kind,
                  "--seed", "5", "--once", "--log-level", "info", "--log", str(log)],
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -12,13 +12,13 @@ import json
 import re
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import wait_for
 
 from serialref.cli import EXIT_OK, EXIT_REJECTED, main
 from serialref.control.client import send_request
@@ -32,16 +32,6 @@ from serialref.wire.address import Address
 
 TIMEOUT = 30.0
 SETTINGS = {"tc": "300+1", "reset_delay": 0.05, "conclude_delay": 0.05}
-
-
-def wait_for(condition: Callable[[], Any], what: str) -> Any:
-    """Poll the event from the test's thread: the sockets have nothing to await."""
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        if found := condition():
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @contextmanager

@@ -8,14 +8,15 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import chess
 import chess.pgn
+import processes
 import pytest
 from matchevents import CRAZYHOUSE_MATE, FOOLS_MATE, played_match
+from processes import wait_for
 
 from serialref.events import GameEnded, GameStarted, MatchStarted, MovePlayed
 from serialref.observers.feed import MAX_BUFFERED
@@ -215,14 +216,6 @@ def read_message(client: socket.socket) -> bytes:
     return data
 
 
-def wait_until(condition: object, what: str, timeout: float = 5.0) -> None:
-    """Another thread's (or program's) state: polled, there is no event to await from here."""
-    deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.005)
-
-
 def test_a_client_gets_the_position_at_once_then_a_line_per_move() -> None:
     with Style12Observer(Address("127.0.0.1", 0)) as feed:
         moves = list(played(["e4", "e5"]))
@@ -243,11 +236,11 @@ def test_a_client_that_never_reads_is_dropped_and_the_others_go_on() -> None:
         with socket.socket() as stuck:
             stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             stuck.connect(feed.address)
-            wait_until(lambda: feed.clients == 1, "the client")
+            wait_for(lambda: feed.clients == 1, "the client")
             moves = [move for move, _ in played(random_game(5))]
             for sent in range(8 * MAX_BUFFERED // 150):  # each line is over 150 bytes
                 feed.handle(moves[sent % len(moves)])
-            wait_until(lambda: feed.clients == 0, "the stuck client to be dropped")
+            wait_for(lambda: feed.clients == 0, "the stuck client to be dropped")
         with socket.create_connection(feed.address, timeout=5) as client:
             (now,) = MekkReader().boards(read_message(client))
             assert now.game_no == 1
@@ -282,7 +275,7 @@ def x_display(tmp_path: Path) -> Iterator[str]:
     if not (os.path.exists(XBOARD) and shutil.which("Xvfb")):
         pytest.skip("Debian's xboard and xvfb are not installed (apt-get install xboard xvfb)")
     ready_read, ready_write = os.pipe()
-    server = subprocess.Popen(
+    server = processes.start(
         ["Xvfb", "-displayfd", str(ready_write), "-screen", "0", "800x600x24", "-nolisten", "tcp"],
         pass_fds=(ready_write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -309,7 +302,7 @@ def test_xboard_with_its_defaults_follows_the_game(x_display: str, tmp_path: Pat
     with Style12Observer(Address("127.0.0.1", 0)) as feed:
         feed.handle(MatchStarted(games=1, time_control="900+5", ports=("a", "b")))
         feed.handle(started())
-        xboard = subprocess.Popen(
+        xboard = processes.start(
             [XBOARD, "-ics", "-icshost", "127.0.0.1", "-icsport", str(feed.address.port),
              "-saveGameFile", str(game), "-savePositionFile", str(position),
              "-saveSettingsOnExit", "false", "-popupExitMessage", "false",
@@ -320,7 +313,7 @@ def test_xboard_with_its_defaults_follows_the_game(x_display: str, tmp_path: Pat
         )  # fmt: skip
         try:
             connected = lambda: feed.clients == 1 or xboard.poll() is not None  # noqa: E731
-            wait_until(connected, "xboard to connect", timeout=60)
+            wait_for(connected, "xboard to connect", timeout=60)
             for move, _ in moves:
                 feed.handle(move)
             feed.handle(GameEnded(game=1, result="1/2-1/2", termination="adjudication",
@@ -328,7 +321,7 @@ def test_xboard_with_its_defaults_follows_the_game(x_display: str, tmp_path: Pat
                                   consumed=(0, 0)))  # fmt: skip
             saved = lambda: xboard.poll() is not None or (  # noqa: E731
                 position.exists() and position.read_text().endswith("\n"))  # fmt: skip
-            wait_until(saved, "xboard to save the game", timeout=30)
+            wait_for(saved, "xboard to save the game", timeout=30)
         finally:
             xboard.send_signal(signal.SIGTERM)
             assert xboard.stdin is not None

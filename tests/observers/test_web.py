@@ -12,13 +12,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import chess
 import pytest
 from matchevents import CRAZYHOUSE_MATE, FOOLS_MATE, played_match, untimed_game
+from processes import wait_for
 
 from serialref.events import (
     GameEnded,
@@ -451,7 +451,7 @@ def test_every_variant_s_board_is_in_the_page_itself(
             for event in events:
                 server.handle(event)
             fen = board.fen()
-            wait_until(lambda: served(server)["fen"] == fen, "the last move")  # noqa: B023
+            wait_for(lambda: served(server)["fen"] == fen, "the last move")  # noqa: B023
             driver.get(f"http://127.0.0.1:{server.address.port}/")  # type: ignore[attr-defined]
             png = driver.get_screenshot_as_png()  # type: ignore[attr-defined]
         (artifacts / f"web-{variant}.png").write_bytes(png)
@@ -479,14 +479,6 @@ def test_every_variant_s_board_is_in_the_page_itself(
         zoom = driver.execute_script("return window.devicePixelRatio")  # type: ignore[attr-defined]
         painted = painted_cells(png, surface, squares.files, squares.ranks, rules.drawing, zoom)
         assert painted == set(squares.pieces), variant
-
-
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    """Another thread's state: polled, there is no event to await from here."""
-    deadline = time.monotonic() + 10
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
 
 
 def test_a_plain_headless_screenshot_shows_the_board(tmp_path: Path) -> None:

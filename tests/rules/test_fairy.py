@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import chess
+import processes
 import pyffish
 import pytest
 
@@ -139,7 +139,7 @@ def test_each_start_position_is_the_one_fairy_stockfish_writes(variant: str) -> 
 
 def test_standard_chess_does_not_load_fairy_stockfish() -> None:
     probe = "import sys, serialref.cli, serialref.rules; print('pyffish' in sys.modules)"
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"

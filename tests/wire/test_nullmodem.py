@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import processes
 import pytest
 
 from serialref.errors import ConfigError, LineLostError, ProgrammingError
@@ -96,7 +97,7 @@ def test_cable_joins_two_separate_programs(
         """
     )
     with SerialTransport.open(null_modem_cable.path_a) as referee:
-        player = subprocess.Popen(
+        player = processes.start(
             [sys.executable, "-c", program, null_modem_cable.path_b],
             stdout=subprocess.PIPE,
             text=True,
