@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import threading
 import time
@@ -13,10 +12,11 @@ from pathlib import Path
 
 import chess
 import pytest
+from doubles import EventQueue
 
 from serialref import records
 from serialref.epd.writer import format_record
-from serialref.events import MatchEvent, PlayerSignedOff
+from serialref.events import PlayerSignedOff
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.loop import LoopBoard
 from serialref.referee.settings import MatchSettings
@@ -29,25 +29,6 @@ IDLE_SECONDS = 0.5
 IDLE_CPU_BOUND = 0.05
 
 
-class EventWatcher:
-    """Lets a test await one kind of match event from the referee thread."""
-
-    def __init__(self) -> None:
-        self.events: queue.SimpleQueue[MatchEvent] = queue.SimpleQueue()
-
-    def handle(self, event: MatchEvent) -> None:
-        self.events.put(event)
-
-    def close(self) -> None:
-        pass
-
-    def wait_for(self, kind: type[MatchEvent]) -> MatchEvent:
-        while True:
-            event = self.events.get(timeout=RUN_TIMEOUT)
-            if isinstance(event, kind):
-                return event
-
-
 @pytest.fixture
 def two_ports() -> Iterator[tuple[list[PortPlan], list[Peer]]]:
     with ExitStack() as stack:
@@ -56,7 +37,7 @@ def two_ports() -> Iterator[tuple[list[PortPlan], list[Peer]]]:
 
 
 def make_daemon(
-    plans: list[PortPlan], on_ready: Callable[[], None], watcher: EventWatcher | None = None
+    plans: list[PortPlan], on_ready: Callable[[], None], watcher: EventQueue | None = None
 ) -> RefereeDaemon:
     settings = MatchSettings(
         time_control=TimeControl.parse("60+1"), reset_delay=0.05, conclude_delay=0.05
@@ -191,7 +172,7 @@ def test_a_hung_up_port_is_no_longer_waited_on(
 ) -> None:
     """After the hang-up the port's descriptor must leave the select, or the loop would spin."""
     plans, (peer_a, peer_b) = two_ports
-    watcher = EventWatcher()
+    watcher = EventQueue()
     ready = threading.Event()
     daemon = make_daemon(plans, ready.set, watcher)
     running = BackgroundRun(daemon)

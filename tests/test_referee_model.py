@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
+from doubles import SteppedClock
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -50,14 +51,6 @@ SETTINGS = MatchSettings(
     reset_delay=1.0,
     conclude_delay=1.0,
 )
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass
@@ -102,7 +95,7 @@ class Player:
 class Wire:
     """The fake wire: checks every record as it goes out; a port may stop taking records."""
 
-    def __init__(self, clock: Clock, players: dict[str, Player]) -> None:
+    def __init__(self, clock: SteppedClock, players: dict[str, Player]) -> None:
         self.clock = clock
         self.players = players
         self.referee: MatchReferee | None = None
@@ -205,7 +198,7 @@ class Journal:
 class RefereeModel(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.clock = Clock()
+        self.clock = SteppedClock()
         self.players = {port: Player(port) for port in PORTS}
         self.sent: set[tuple[str, str, str]] = set()
         self.wire = Wire(self.clock, self.players)
@@ -384,7 +377,7 @@ class RefereeModel(RuleBasedStateMachine):
 
         assert isinstance(point, ResumePoint)
         players = {port: Player(port) for port in PORTS}
-        wire = Wire(Clock(), players)
+        wire = Wire(SteppedClock(), players)
         resumed = MatchReferee(SETTINGS, wire, clock=wire.clock, wall_clock=lambda: 1.8e9)
         wire.referee = resumed
         resumed.start(point)

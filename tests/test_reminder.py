@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import chess
 import pytest
+from doubles import SteppedClock
 
 from serialref import records
 from serialref.epd.writer import format_record
@@ -22,19 +23,11 @@ from serialref.timecontrol import TimeControl
 WAIT = 5.0
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_reminders_come_at_doubling_intervals_up_to_a_limit(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger=reminder.__name__)
-    clock = FakeClock()
+    clock = SteppedClock()
     reminding = SignOnReminder({"a": "/dev/serialref/a", "b": "/dev/serialref/b"}, clock)
     assert reminding.due(waiting=False) is None
     start = clock.now
@@ -57,7 +50,7 @@ def test_reminders_come_at_doubling_intervals_up_to_a_limit(
 
 
 def test_a_wait_that_ended_starts_the_next_from_the_first_interval() -> None:
-    clock = FakeClock()
+    clock = SteppedClock()
     reminding = SignOnReminder({"a": "port-a", "b": "port-b"}, clock)
     reminding.due(waiting=True)
     clock.now += FIRST_REMINDER
