@@ -18,7 +18,7 @@ from serialref.referee.openings import (
 )
 from serialref.referee.settings import MatchSettings
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "epd"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "epd"
 
 
 def test_a_fen_opening_is_checked_for_legality() -> None:
@@ -87,7 +87,7 @@ def test_bad_books_are_one_clear_error(tmp_path: Path, name: str, text: str, rea
 
 # --- a book dealt out as fastchess deals it ---------------------------------------------
 
-FASTCHESS = Path(__file__).resolve().parent / "fixtures" / "fastchess"
+FASTCHESS = Path(__file__).resolve().parents[1] / "fixtures" / "fastchess"
 
 
 def fastchess_openings(pgn: Path) -> list[tuple[str, tuple[str, ...], str]]:

@@ -16,7 +16,7 @@ passes. After every step the invariants of PROTOCOL.md 7 must hold:
 - the journal read back gives the live state (games done, the game in progress and
   its position), and a referee resumed from it asks for the same position.
 
-``pytest tests/test_referee_model.py --hypothesis-show-statistics`` shows how many
+``pytest tests/referee/test_model.py --hypothesis-show-statistics`` shows how many
 moves, restores and endings the runs reached.
 """
 
