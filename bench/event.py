@@ -32,7 +32,7 @@ import threading
 import time
 from pathlib import Path
 
-from serialref.events import MovePlayed
+from serialref.happenings import MovePlayed
 from serialref.recorders.journal import read_journal
 from serialref.tournament.config import PlayerConfig, TournamentConfig
 from serialref.tournament.pairings import TournamentFormat

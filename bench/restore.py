@@ -25,7 +25,7 @@ from games import long_game
 
 from serialref import records
 from serialref.epd.writer import format_record
-from serialref.events import (
+from serialref.happenings import (
     GameStarted,
     LineReceived,
     MatchStarted,

@@ -26,7 +26,7 @@ from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.events import GameEnded, MatchEvent
+from serialref.happenings import GameEnded, MatchEvent
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
 from serialref.referee.daemon import PortPlan, RefereeDaemon

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import chess
 from doubles import Harness
 
-from serialref.events import MatchEvent
+from serialref.happenings import MatchEvent
 from serialref.referee.openings import Opening
 from serialref.referee.settings import MatchSettings
 from serialref.rules import STANDARD, Rules

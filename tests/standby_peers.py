@@ -24,7 +24,7 @@ from typing import Any
 import chess
 import pytest
 
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEnded,

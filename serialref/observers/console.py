@@ -19,7 +19,7 @@ import chess
 import chess.variant
 
 from serialref.clock import format_clock
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEvent,

@@ -39,7 +39,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from serialref.elo import Score, estimate
-from serialref.events import GameEnded, GameStarted, MatchEnded, MatchEvent, MatchStarted
+from serialref.happenings import GameEnded, GameStarted, MatchEnded, MatchEvent, MatchStarted
 from serialref.observers.output import ObserverOutput, printable
 from serialref.pentanomial import MatchTally, nelo_line, ptnml_line
 from serialref.referee.incidents import MatchIncidents

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from serialref.events import GameEnded, MatchEnded, MatchEvent
+from serialref.happenings import GameEnded, MatchEnded, MatchEvent
 from serialref.pentanomial import MatchTally
 from serialref.referee.settings import MatchSettings
 from serialref.sprt import SprtDecision, SprtTest, decision_in

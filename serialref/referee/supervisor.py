@@ -1,6 +1,6 @@
 """The supervisor's commands as the referee carries them out (EPD spec 3.2, tasks 9 and 11).
 
-A command arrives as a :class:`~serialref.events.SupervisorCommand` (from the control
+A command arrives as a :class:`~serialref.happenings.SupervisorCommand` (from the control
 socket, on the referee's thread). It is checked first: one that cannot apply now is a
 :class:`~serialref.errors.CommandError` and changes nothing, not even the journal. One
 that can is published (so the journal holds it, with who gave it, before its effects)
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 import chess
 
 from serialref.errors import CommandError
-from serialref.events import SupervisorCommand
+from serialref.happenings import SupervisorCommand
 from serialref.referee.adjudication import Termination, Verdict
 from serialref.referee.game import GameReferee
 from serialref.referee.gamestates import GameState

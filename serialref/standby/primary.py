@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from serialref.errors import ProtocolError
-from serialref.events import MatchEvent
+from serialref.happenings import MatchEvent
 from serialref.standby.channel import (
     MAX_PAYLOAD,
     STANDBY_ANSWER_SIZE,

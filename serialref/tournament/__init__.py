@@ -2,5 +2,5 @@
 
 Users call it an event (``serialref event``, its ``event.toml``, ``event.jsonl`` and
 ``event.pgn``); the code calls it a tournament so that "event" keeps one meaning in
-it: what happened in a match (:mod:`serialref.events`).
+it: what happened in a match (:mod:`serialref.happenings`).
 """

@@ -14,7 +14,7 @@ from contextlib import ExitStack, contextmanager
 
 from serialref.control.server import ControlServer, Submit
 from serialref.control.status import RecentLines
-from serialref.events import MatchListener
+from serialref.happenings import MatchListener
 from serialref.observers.feed import FeedServer
 from serialref.tournament.config import TournamentConfig
 

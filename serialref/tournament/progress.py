@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from serialref.elo import Score
-from serialref.events import GameEnded, GameStarted, MatchEvent
+from serialref.happenings import GameEnded, GameStarted, MatchEvent
 from serialref.observers.output import ObserverOutput, printable
 from serialref.tournament.pairings import Pairing
 from serialref.tournament.standings import Standings

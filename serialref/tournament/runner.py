@@ -33,7 +33,7 @@ from serialref.appliance.assembly import assemble_match
 from serialref.appliance.config import load_config
 from serialref.elo import Score
 from serialref.errors import ConfigError, RecorderError, SerialrefError, recorder_error
-from serialref.events import MatchEnded
+from serialref.happenings import MatchEnded
 from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import cut_torn_tail, read_journal
 from serialref.referee.daemon import MatchBoard

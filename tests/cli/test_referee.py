@@ -8,7 +8,7 @@ import pytest
 from clirun import MISSING_PORTS, restored_logging, run  # noqa: F401 (a fixture)
 
 from serialref import cli
-from serialref.events import MatchEnded, MatchStarted
+from serialref.happenings import MatchEnded, MatchStarted
 from serialref.recorders.journal import JournalRecorder
 from serialref.referee.resume import holds_finished_match
 

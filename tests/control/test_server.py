@@ -23,7 +23,7 @@ from serialref.control.protocol import (
 )
 from serialref.control.server import MAX_CLIENTS, ControlServer
 from serialref.errors import CommandError, ControlError
-from serialref.events import SupervisorCommand
+from serialref.happenings import SupervisorCommand
 from serialref.referee.match import MatchReferee
 
 

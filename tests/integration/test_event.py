@@ -28,7 +28,7 @@ from serialref.cli import EXIT_INTERRUPTED
 from serialref.control.client import send_request
 from serialref.control.protocol import Request
 from serialref.errors import ControlError
-from serialref.events import RefereeStalled
+from serialref.happenings import RefereeStalled
 from serialref.recorders.journal import read_journal
 from serialref.referee.loop import STALL_THRESHOLD
 from serialref.wire.nullmodem import null_modem_cable

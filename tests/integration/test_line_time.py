@@ -23,7 +23,7 @@ from serialref import records
 from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
-from serialref.events import GameEnded, MatchEvent, MovePlayed, RecordSent
+from serialref.happenings import GameEnded, MatchEvent, MovePlayed, RecordSent
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.settings import MatchSettings
 from serialref.testing import Peer, answer_instantly, quiet_game

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import chess
 import chess.pgn
 
-from serialref.events import GameEnded, MovePlayed
+from serialref.happenings import GameEnded, MovePlayed
 from serialref.recorders.journal import read_journal
 from serialref.testing import Peer
 

@@ -27,7 +27,7 @@ import processes
 import pytest
 from processes import wait_for
 
-from serialref.events import MatchStarted, MovePlayed
+from serialref.happenings import MatchStarted, MovePlayed
 from serialref.recorders.journal import read_journal
 from serialref.wire.nullmodem import null_modem_cable
 

@@ -38,7 +38,7 @@ from standby_peers import (
 
 from serialref.appliance.assembly import match_settings
 from serialref.appliance.config import MatchConfig, load_config
-from serialref.events import GameEnded, MatchEnded, MatchEvent, PlayerSignedOn
+from serialref.happenings import GameEnded, MatchEnded, MatchEvent, PlayerSignedOn
 from serialref.recorders.journal import JournalRecorder
 from serialref.standby.channel import (
     PRIMARY_GREETING_SIZE,

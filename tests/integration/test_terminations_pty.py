@@ -19,7 +19,7 @@ import pytest
 from serialref import records
 from serialref.epd.operations import Operation
 from serialref.epd.writer import format_record
-from serialref.events import GameEnded
+from serialref.happenings import GameEnded
 from serialref.recorders.journal import read_journal
 from serialref.referee.openings import Opening
 from serialref.testing import Peer

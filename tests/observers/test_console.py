@@ -8,7 +8,7 @@ import math
 import chess
 from matchevents import untimed_game
 
-from serialref.events import GameEnded, GameStarted, MatchEnded, MovePlayed, PlayerSignedOn
+from serialref.happenings import GameEnded, GameStarted, MatchEnded, MovePlayed, PlayerSignedOn
 from serialref.observers.console import ConsoleObserver, board_with_coordinates
 from serialref.observers.progress import ProgressObserver
 

@@ -11,7 +11,7 @@ import pytest
 from matchevents import FOOLS_MATE, played_match, untimed_game
 
 from serialref.elo import Score
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEnded,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import chess
 
-from serialref.events import GameEnded, MatchEnded
+from serialref.happenings import GameEnded, MatchEnded
 from serialref.observers.sprt import SprtWatch
 from serialref.sprt import SprtModel, SprtTest
 

@@ -18,7 +18,7 @@ import pytest
 from matchevents import CRAZYHOUSE_MATE, FOOLS_MATE, played_match
 from processes import wait_for
 
-from serialref.events import GameEnded, GameStarted, MatchStarted, MovePlayed
+from serialref.happenings import GameEnded, GameStarted, MatchStarted, MovePlayed
 from serialref.observers.feed import MAX_BUFFERED
 from serialref.observers.style12 import (
     PROMPT,

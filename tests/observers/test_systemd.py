@@ -11,7 +11,7 @@ import pytest
 from matchevents import FOOLS_MATE, played_match, untimed_game
 
 from serialref.appliance.notify import SystemdNotifier
-from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed
+from serialref.happenings import GameEnded, GameStarted, MatchEvent, MovePlayed
 from serialref.observers.systemd import SystemdStatusObserver
 
 

@@ -20,7 +20,7 @@ import pytest
 from matchevents import CRAZYHOUSE_MATE, FOOLS_MATE, played_match, untimed_game
 from processes import wait_for
 
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEnded,

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from serialref.errors import RecorderError
-from serialref.events import (
+from serialref.happenings import (
     EVENT_TYPES,
     GameEnded,
     GameStarted,

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialref.errors import RecorderError
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEvent,

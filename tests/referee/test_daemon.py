@@ -16,7 +16,7 @@ from doubles import EventQueue
 
 from serialref import records
 from serialref.epd.writer import format_record
-from serialref.events import PlayerSignedOff
+from serialref.happenings import PlayerSignedOff
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.loop import LoopBoard
 from serialref.referee.settings import MatchSettings

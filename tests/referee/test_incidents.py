@@ -12,7 +12,7 @@ from serialref import records
 from serialref.epd.operations import Operand, Operation
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.events import LineReceived, MatchEvent, MatchStarted
+from serialref.happenings import LineReceived, MatchEvent, MatchStarted
 from serialref.observers.progress import ProgressObserver
 from serialref.referee.incidents import MatchIncidents, PlayerIncidents
 from serialref.referee.resume import unfinished_match

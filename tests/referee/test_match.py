@@ -15,7 +15,7 @@ from serialref import records
 from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.errors import RecorderError
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     Infraction,

@@ -38,7 +38,7 @@ from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.errors import LineLostError
-from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed
+from serialref.happenings import GameEnded, GameStarted, MatchEvent, MovePlayed
 from serialref.recorders.journal import decode_entry, encode_entry
 from serialref.referee.match import MatchReferee, MatchState
 from serialref.referee.resume import unfinished_match

@@ -8,7 +8,7 @@ import chess
 import pytest
 
 from serialref.errors import RecorderError
-from serialref.events import (
+from serialref.happenings import (
     LineReceived,
     LinesIgnored,
     MatchEvent,

@@ -15,7 +15,7 @@ from matchevents import FOOLS_MATE, played_match
 
 from serialref.clock import ChessClock
 from serialref.errors import ConfigError
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEnded,

@@ -10,7 +10,7 @@ import pytest
 from doubles import Harness
 
 from serialref.errors import CommandError
-from serialref.events import GameEnded, MatchEvent, MovePlayed, SupervisorCommand
+from serialref.happenings import GameEnded, MatchEvent, MovePlayed, SupervisorCommand
 from serialref.referee.resume import unfinished_match
 from serialref.referee.supervisor import carry_out
 from serialref.timecontrol import TimeControl

@@ -15,7 +15,7 @@ import pytest
 from standby_peers import played
 
 from serialref.errors import ProtocolError
-from serialref.events import (
+from serialref.happenings import (
     EVENT_TYPES,
     GameEnded,
     GameStarted,

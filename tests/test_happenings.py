@@ -1,4 +1,5 @@
-"""Match events: one registry of them, and every one plain data that JSON can carry."""
+"""serialref.happenings, what happened in a match: one registry of its events, and every one
+plain data that JSON can carry."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serialref import events
-from serialref.events import EVENT_TYPES, MatchEvent
+from serialref import happenings
+from serialref.happenings import EVENT_TYPES, MatchEvent
 
 JSON_SCALARS = (str, int, float, bool, type(None))
 
@@ -39,9 +40,9 @@ def test_every_event_dataclass_in_the_module_is_registered() -> None:
     # A new event added to the module but not to EVENT_TYPES could be published and
     # never read back from a journal.
     declared = {
-        value for value in vars(events).values()
+        value for value in vars(happenings).values()
         if isinstance(value, type) and dataclasses.is_dataclass(value)
-        and value.__module__ == events.__name__
+        and value.__module__ == happenings.__name__
     }  # fmt: skip
     assert declared == set(EVENT_TYPES.values())
 
@@ -125,18 +126,18 @@ def test_every_event_survives_json_through_asdict(event: MatchEvent) -> None:
 
 
 def test_an_untimed_clock_is_carried_as_infinity() -> None:
-    move = events.MovePlayed(
+    move = happenings.MovePlayed(
         game=1, ply=1, san="e4", uci="e2e4", elapsed=1.5, remaining=(math.inf, math.inf),
         consumed=(1.5, 0.0), moves_made=(1, 0), fen="8/8/8/8/8/8/8/8 b - - 0 1",
     )  # fmt: skip
     text = json.dumps(dataclasses.asdict(move))
     assert '"remaining": [Infinity, Infinity]' in text
-    assert _rebuilt(events.MovePlayed, json.loads(text)) == move
+    assert _rebuilt(happenings.MovePlayed, json.loads(text)) == move
 
 
 def test_defaults_are_not_shared_between_events() -> None:
-    first = events.MatchStarted(games=1, time_control="-", ports=("a", "b"))
-    second = events.MatchStarted(games=1, time_control="-", ports=("a", "b"))
+    first = happenings.MatchStarted(games=1, time_control="-", ports=("a", "b"))
+    second = happenings.MatchStarted(games=1, time_control="-", ports=("a", "b"))
     assert first.settings is not second.settings
     assert first.identity is not second.identity
     with pytest.raises(dataclasses.FrozenInstanceError):
