@@ -22,12 +22,12 @@ from enginetools import request, run, running, sent, timed, uci_settings, xboard
 from serialref.client.engine import STOP_GRACE, UNTIMED_MOVETIME, EnginePlayer
 from serialref.client.options import EngineSettings
 from serialref.client.players import Analysis, Decision, ThinkingBudget
-from serialref.client.protocols import UciEngine
 from serialref.client.startup import EngineProtocol, end_engine, open_engine
+from serialref.client.uci import UciEngine
 from serialref.errors import ConfigError, EngineError
 from serialref.rules import find_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_options_are_checked_by_the_engine(tmp_path: Path) -> None:
