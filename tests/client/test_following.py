@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import chess
+import chess.variant
 import pytest
 
 from serialref import records
@@ -12,6 +13,7 @@ from serialref.client.following import FollowedGame
 from serialref.client.respond import read_respond
 from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
+from serialref.rules import find_rules
 
 
 def played(*sans: str) -> FollowedGame:
@@ -125,3 +127,20 @@ def test_an_impossible_position_is_refused_and_the_board_kept(
     assert not game.start(parse_record(kingless))
     assert "impossible position" in caplog.text
     assert len(game.board.move_stack) == 1
+
+
+def test_the_client_reads_the_reset_again_by_the_rules_inform_names() -> None:
+    game = FollowedGame()
+    zh = chess.variant.CrazyhouseBoard(
+        "rnbqkb1r/ppp2ppp/5p2/3p4/8/8/PPPP1PPP/RNBQKBNR[Np] w KQkq - 0 4"
+    )
+    assert not game.start(parse_record(format_record(records.reset(zh))))  # not standard chess
+    assert game.play_by(find_rules("crazyhouse"))
+    assert type(game.board) is chess.variant.CrazyhouseBoard
+    assert game.board.fen() == zh.fen()
+    assert not game.play_by(find_rules("crazyhouse"))  # already so
+    atomic = chess.variant.AtomicBoard()
+    assert game.start(parse_record(format_record(records.reset(atomic))))  # looks standard
+    assert type(game.board) is chess.Board
+    assert game.play_by(find_rules("atomic"))
+    assert type(game.board) is chess.variant.AtomicBoard
