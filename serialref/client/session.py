@@ -11,16 +11,12 @@ the ``respond`` it answers: once a newer ``respond``, an ``execute``, ``conclude
 ``reset``, ``fault`` or ``disconnect`` has arrived, the output says ``stop`` (the search
 is no longer wanted) and a late answer to the old request is dropped, never sent.
 
-Clocks. The session sets both clocks from each record that carries them (spec 8:
-"the client should set the values of its internal clocks to the values specified"):
-from ``ccms``, the time consumed in milliseconds (PROTOCOL.md 2), or from ``cc`` in
-whole seconds when a referee sends no ``ccms``. It keeps no estimate of its own: the
-only time it measures is that of the move in hand, from the arrival of its
-``respond``. A restore's ``respond`` therefore sets the clocks as exactly as any other.
-The player's own time counts as the most the rounding allows (up to a second with
-``cc`` alone), and the budget handed to the player leaves out a safety
-margin (the line time of a respond and a reply at the port's rate, plus scheduling
-jitter); ``ThinkRequest.deadline`` marks the same point in time.
+Clocks. The clocks are the referee's, set from each record that carries them
+(:class:`~serialref.client.clocks.GameClocks`); the only time the session counts
+itself is that of the move in hand, from the arrival of its ``respond``. The budget
+handed to the player leaves out a safety margin (the line time of a respond and a
+reply at the port's rate, plus scheduling jitter); ``ThinkRequest.deadline`` marks the
+same point in time.
 
 A player that stays. After ``disconnect`` the session keeps its line and signs on
 every :data:`SIGN_ON_RETRY` seconds until a ``reset`` comes (PROTOCOL.md 4): the next
@@ -36,7 +32,6 @@ too.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -44,15 +39,15 @@ from typing import ClassVar
 
 import chess
 
+from serialref.client.clocks import SAFETY_MARGIN
 from serialref.client.following import FollowedGame
-from serialref.client.players import Decision, ThinkingBudget, ThinkRequest
-from serialref.client.replies import reply_in_finished_position, reply_to
-from serialref.client.respond import ReportedClocks, RespondLine, read_respond, reported_clocks
-from serialref.clock import side_index
+from serialref.client.players import Decision, ThinkRequest
+from serialref.client.replies import reply_in_finished_position
+from serialref.client.respond import RespondLine, read_respond
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.errors import ConfigError, EngineError, MissingExtraError, ProtocolError, escape
+from serialref.errors import EngineError, MissingExtraError, ProtocolError, escape
 from serialref.records import (
     Refcom,
     player_fault,
@@ -60,26 +55,13 @@ from serialref.records import (
     sign_off,
     sign_on,
 )
-from serialref.rules import rules_of_tags
-from serialref.timecontrol import TimeControl
 
-__all__ = ["SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
+__all__ = ["SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
 
 LOGGER = logging.getLogger(__name__)
 
 SIGN_ON_RETRY = 5.0
 """Seconds without a ``reset`` after which ``sign_on`` is sent again (PROTOCOL.md 4)."""
-
-SAFETY_MARGIN = 0.1
-"""Seconds kept back from the clock for scheduling jitter and for stopping an engine.
-
-It must hold the engine's grace to answer ``stop`` (0.05 s), the lateness of the
-client's timer and the work of sending the reply. Measured on the 2-core development
-machine at a load of 3: timers fire 0.13 ms late (median), 0.9 ms (p99), 4.7 ms at
-worst; GNU Chess answers ``?`` within 8 ms, Stockfish ``stop`` within 1 ms. The
-runner adds the line time of a respond and a reply on a real serial line.
-"""
-
 
 @dataclass(frozen=True, slots=True)
 class SessionOutput:
@@ -143,11 +125,6 @@ class PlayerSession:
         self._waiting_told = False
         self._finished = False
         self._followed = FollowedGame()
-        self._start_ply = 0
-        self._tags: dict[str, str] = {}
-        self._control: TimeControl | None = None
-        self._clocks = ReportedClocks()
-        self._game: object = object()
         self._game_announced = False
         self._pending: ThinkRequest | None = None
 
@@ -164,7 +141,7 @@ class PlayerSession:
     @property
     def tags(self) -> dict[str, str]:
         """The PGN tags the referee sent for the current game."""
-        return dict(self._tags)
+        return dict(self._followed.tags)
 
     @property
     def pending(self) -> ThinkRequest | None:
@@ -226,7 +203,7 @@ class PlayerSession:
             LOGGER.warning("ignored a line from the referee: %s: %s", exc, escape(text))
             return SessionOutput()
         if command is not Refcom.RESET:  # a reset first forgets the previous game's
-            self._take_tags_and_clocks(record)
+            self._followed.take(record)
         return self._HANDLERS[command](self, record, arrived)
 
     def prepare(self) -> None:
@@ -244,7 +221,7 @@ class PlayerSession:
             LOGGER.debug("dropped the answer to a request the referee no longer waits for")
             return SessionOutput()
         self._pending = None
-        return self._answer(decision, request.draw_offered)
+        return self._answer(request, decision)
 
     def player_restarted(self, request: ThinkRequest) -> SessionOutput:
         """The player failed on ``request`` and was restarted: sign on again if it was current.
@@ -280,20 +257,13 @@ class PlayerSession:
         # A new game even when its position is not usable yet: a variant's position is
         # read once inform names the variant (and an unusable one is not followed).
         self._followed.start(record)
-        board = self._followed.board
-        self._start_ply = _ply(board)
-        self._tags = {}
-        self._control = None
-        self._clocks = ReportedClocks()
-        self._game = object()
         self._game_announced = False
-        LOGGER.debug("new game from %s", board.fen())
-        self._take_tags_and_clocks(record)
-        return SessionOutput(stop=stop, new_game=self._game)
+        LOGGER.debug("new game from %s", self._followed.board.fen())
+        return SessionOutput(stop=stop, new_game=self._followed.game)
 
     def _inform(self, record: EpdRecord, at: float) -> SessionOutput:
         try:
-            self._follow_variant()
+            self._followed.play_by_tags()
         except MissingExtraError as exc:
             # A variant this install cannot play: the referee ends the game without a
             # loser (an emergency) rather than waiting for moves that cannot come; the
@@ -304,24 +274,15 @@ class PlayerSession:
             return self.player_lost(str(exc))
         if not self._game_announced:
             self._game_announced = True
+            tags = self._followed.tags
             LOGGER.info(
                 "game started: round %s, %s - %s, time control %s",
-                escape(self._tags.get("Round", "?")),
-                escape(self._tags.get("White", "?")),
-                escape(self._tags.get("Black", "?")),
-                escape(self._tags.get("TimeControl", "not given")),
+                escape(tags.get("Round", "?")),
+                escape(tags.get("White", "?")),
+                escape(tags.get("Black", "?")),
+                escape(tags.get("TimeControl", "not given")),
             )
         return SessionOutput()
-
-    def _follow_variant(self) -> None:
-        """Play by the rules the ``Variant`` tag names (a reset alone does not say them)."""
-        try:
-            rules = rules_of_tags(self._tags)
-        except ConfigError as exc:
-            LOGGER.warning("ignored the Variant tag: %s", exc)
-            return
-        if self._followed.play_by(rules):
-            self._start_ply = _ply(self._followed.board)
 
     def _respond(self, record: EpdRecord, at: float) -> SessionOutput:
         stop = self._abandon()
@@ -333,7 +294,6 @@ class PlayerSession:
         """The common ``respond``, read without the EPD reader; None for any other."""
         if not self._followed.follow_respond(respond):
             return None
-        self._clocks = respond.clocks
         return self._ask(at, draw_offered=respond.draw_offer, stop=self._abandon())
 
     def _ask(self, at: float, *, draw_offered: bool, stop: bool) -> SessionOutput:
@@ -343,16 +303,8 @@ class PlayerSession:
             # Spec 8 step 10: no move is produced when the client is mated or stalemated.
             LOGGER.warning("asked to move in a finished position: %s", board.fen())
             return SessionOutput(lines=(format_record(reply_in_finished_position(board)),))
-        budget = self._budget()
-        mine = budget.remaining[side_index(board.turn)]
-        self._pending = ThinkRequest(
-            board=board,
-            budget=budget,
-            draw_offered=draw_offered,
-            tags=dict(self._tags),
-            game=self._game,
-            deadline=at + mine if math.isfinite(mine) else None,
-        )
+        margin = self._safety_margin
+        self._pending = self._followed.request(at, draw_offered=draw_offered, safety_margin=margin)
         return SessionOutput(think=self._pending, stop=stop)
 
     def _execute(self, record: EpdRecord, at: float) -> SessionOutput:
@@ -364,8 +316,8 @@ class PlayerSession:
         stop = self._abandon()
         LOGGER.info(
             "game over: %s (%s)",
-            escape(self._tags.get("Result", "*")),
-            escape(self._tags.get("Termination", "no termination given")),
+            escape(self._followed.tags.get("Result", "*")),
+            escape(self._followed.tags.get("Termination", "no termination given")),
         )
         return SessionOutput(stop=stop)
 
@@ -416,71 +368,11 @@ class PlayerSession:
         abandoned, self._pending = self._pending is not None, None
         return abandoned
 
-    def _take_tags_and_clocks(self, record: EpdRecord) -> None:
-        """Spec 8.1 and 8.1.5: the clocks and ``ptp`` count on whichever record carries them.
-
-        The strict parser has already checked ``ptp`` and ``cc``.
-        """
-        if "ptp" in record:
-            pairs = record.tag_pairs("ptp")
-            self._tags.update(pairs)
-            if any(name == "TimeControl" for name, _ in pairs):
-                self._control = _time_control(self._tags["TimeControl"])
-            LOGGER.debug("tags: %s", escape(str(self._tags)))
-        clocks = reported_clocks(record)
-        if clocks is not None:
-            self._clocks = clocks
-
-    def _budget(self) -> ThinkingBudget:
-        """The clocks for the side to move (this player), from the referee's last report.
-
-        The player's time used is the most the report allows, plus the safety margin,
-        so the player's clock ends where the deadline is.
-        """
-        board = self._followed.board
-        plies = max(0, _ply(board) - self._start_ply)
-        first_mover_moves, second_mover_moves = (plies + 1) // 2, plies // 2
-        white_started = self._start_ply % 2 == 0
-        moves_made = (
-            (first_mover_moves, second_mover_moves)
-            if white_started
-            else (second_mover_moves, first_mover_moves)
-        )
-        mine = side_index(board.turn)
-        consumed = [value / 1000 for value in self._clocks.consumed_ms]
-        consumed[mine] = self._clocks.most_consumed(mine) + self._safety_margin
-        return ThinkingBudget.from_clocks(
-            self._control,
-            consumed=(consumed[0], consumed[1]),
-            moves_made=moves_made,
-            turn=board.turn,
-        )
-
-    def _answer(self, decision: Decision, draw_offered: bool) -> SessionOutput:
+    def _answer(self, request: ThinkRequest, decision: Decision) -> SessionOutput:
         """The ``reply`` for ``decision``; a decision that cannot be sent is a fault."""
         try:
-            line, move = reply_to(
-                self._followed.board,
-                decision,
-                draw_offered=draw_offered,
-                claim_draws=self._claim_draws,
-                position=self._followed.position_fields(),
-            )
+            line = self._followed.reply(request, decision, claim_draws=self._claim_draws)
         except EngineError as exc:
             return self.player_lost(str(exc))
-        if move is not None:
-            self._followed.push_later(move)
         return SessionOutput(lines=(line,))
 
-
-def _ply(board: chess.Board) -> int:
-    """Half-moves since the start of a game that began with White at move 1."""
-    return 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK)
-
-
-def _time_control(text: str) -> TimeControl | None:
-    try:
-        return TimeControl.parse(text)
-    except ConfigError as exc:
-        LOGGER.warning("ignored the TimeControl tag: %s", exc)
-        return None

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from serialref import records
-from serialref.client.respond import ReportedClocks, RespondLine, read_respond, reported_clocks
+from serialref.client.clocks import ReportedClocks, reported_clocks
+from serialref.client.respond import RespondLine, read_respond
 from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
 

@@ -11,8 +11,9 @@ import chess
 import pytest
 
 from serialref import records
+from serialref.client.clocks import SAFETY_MARGIN
 from serialref.client.players import Analysis, Decision, ThinkRequest
-from serialref.client.session import SAFETY_MARGIN, SIGN_ON_RETRY, PlayerSession, SessionOutput
+from serialref.client.session import SIGN_ON_RETRY, PlayerSession, SessionOutput
 from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
