@@ -6,7 +6,8 @@ repetition can be claimed and a restore (PROTOCOL.md 6) brings the history back.
 
 Where the player stands with the referee is a state machine (:class:`PlayerState`):
 one ``transitions`` table, :data:`TRANSITIONS`, whose rows name the section of the EPD
-specification or of PROTOCOL.md they carry out. What a record says is read, and the
+specification or of PROTOCOL.md they carry out, run row by row on the session
+(:class:`~serialref.statetable.StateTable`). What a record says is read, and the
 board follows it (legality is python-chess's), before the trigger of its command fires;
 the table then decides what the record means where the player stands.
 
@@ -49,7 +50,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import chess
-from transitions import Machine
 
 from serialref.client.clocks import SAFETY_MARGIN
 from serialref.client.following import FollowedGame
@@ -67,6 +67,7 @@ from serialref.records import (
     sign_off,
     sign_on,
 )
+from serialref.statetable import StateTable
 
 __all__ = [
     "SIGN_ON_RETRY",
@@ -181,6 +182,10 @@ TRANSITIONS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
+_TABLE = StateTable(PlayerState, STATES, TRANSITIONS)
+"""The table as the session runs it, row by row (:mod:`serialref.statetable` says why)."""
+
+
 _TRIGGERS = {
     Refcom.RESET: "reset_received",
     Refcom.INFORM: "inform_received",
@@ -234,17 +239,6 @@ class PlayerSession:
     Each returns a :class:`SessionOutput`.
     """
 
-    state: PlayerState
-    # Triggers, made by the transitions table.
-    line_opened: Callable[[], bool]
-    retry_deadline_passed: Callable[[], bool]
-    respond_received: Callable[[ThinkRequest | None], bool]
-    player_answered: Callable[[ThinkRequest, Decision], bool]
-    player_back: Callable[[ThinkRequest], bool]
-    player_gone: Callable[[str], bool]
-    stop_requested: Callable[[], bool]
-    trigger: Callable[..., bool]
-
     def __init__(
         self,
         name: str,
@@ -279,13 +273,7 @@ class PlayerSession:
         self._followed = FollowedGame()
         self._pending: ThinkRequest | None = None
         self._output = _Output()
-        self._machine = Machine(
-            model=self,
-            states=STATES,
-            transitions=TRANSITIONS,
-            initial=PlayerState.OFFLINE,
-            auto_transitions=False,
-        )
+        self.state = PlayerState.OFFLINE
 
     @property
     def finished(self) -> bool:
@@ -314,11 +302,11 @@ class PlayerSession:
 
     def sign_on(self) -> SessionOutput:
         """Register with the referee; the retry deadline starts now."""
-        return self._run(self.line_opened)
+        return self._run("line_opened")
 
     def sign_off(self) -> SessionOutput:
         """Leave the referee (on shutdown); nothing is expected back."""
-        return self._run(self.stop_requested)
+        return self._run("stop_requested")
 
     def deadline_passed(self) -> SessionOutput:
         """Sign on again if the referee has not answered the last ``sign_on`` in time.
@@ -326,7 +314,7 @@ class PlayerSession:
         Pyserial discards input already waiting when a port is opened, so a
         ``sign_on`` sent before the referee opened its end is lost for good.
         """
-        return self._run(self.retry_deadline_passed)
+        return self._run("retry_deadline_passed")
 
     def line_received(self, text: str, at: float | None = None) -> SessionOutput:
         """Act on one line from the referee, which arrived at ``at`` (default: now).
@@ -349,11 +337,11 @@ class PlayerSession:
         if command is not Refcom.RESET:  # a reset first forgets the previous game's
             self._followed.take(record)
         if command is not Refcom.RESPOND:
-            self.trigger(_TRIGGERS[command], record)
+            _TABLE.fire(self, _TRIGGERS[command], record)
         elif self._followed.follow(record):
             self._ask(arrived, draw_offered="draw_offer" in record)
         else:
-            self.respond_received(None)
+            _TABLE.fire(self, "respond_received", None)
         return output.done()
 
     def prepare(self) -> None:
@@ -367,7 +355,7 @@ class PlayerSession:
 
     def decision_made(self, request: ThinkRequest, decision: Decision) -> SessionOutput:
         """The player's answer to ``request``: the reply, or nothing if it is stale."""
-        return self._run(self.player_answered, request, decision)
+        return self._run("player_answered", request, decision)
 
     def player_restarted(self, request: ThinkRequest) -> SessionOutput:
         """The player failed on ``request`` and was restarted: sign on again if it was current.
@@ -375,16 +363,16 @@ class PlayerSession:
         A restarted engine has lost the game, and the sign-on makes the referee replay
         it (PROTOCOL.md 6: reset, inform, one execute per move, respond).
         """
-        return self._run(self.player_back, request)
+        return self._run("player_back", request)
 
     def player_lost(self, reason: str) -> SessionOutput:
         """The player failed and cannot be restarted: the referee hears of a fault."""
-        return self._run(self.player_gone, reason)
+        return self._run("player_gone", reason)
 
-    def _run(self, trigger: Callable[..., bool], *args: Any) -> SessionOutput:
+    def _run(self, trigger: str, *args: Any) -> SessionOutput:
         """Fire ``trigger`` and return what its callbacks asked of the runner."""
         self._output = output = _Output()
-        trigger(*args)
+        _TABLE.fire(self, trigger, *args)
         return output.done()
 
     def _ask(self, at: float, *, draw_offered: bool) -> None:
@@ -395,13 +383,12 @@ class PlayerSession:
         board = self._followed.board
         if any(board.generate_legal_moves()):
             margin = self._safety_margin
-            self.respond_received(
-                self._followed.request(at, draw_offered=draw_offered, safety_margin=margin)
-            )
+            request = self._followed.request(at, draw_offered=draw_offered, safety_margin=margin)
+            _TABLE.fire(self, "respond_received", request)
             return
         LOGGER.warning("asked to move in a finished position: %s", board.fen())
         self._output.lines.append(format_record(reply_in_finished_position(board)))
-        self.respond_received(None)
+        _TABLE.fire(self, "respond_received", None)
 
     # -- conditions ---------------------------------------------------------------------
 
@@ -424,7 +411,7 @@ class PlayerSession:
         self._sign_on_due = math.inf
 
     def _sign_on_again(self, request: ThinkRequest) -> None:
-        self.line_opened()
+        _TABLE.fire(self, "line_opened")
 
     def _send_sign_on(self, *_: Any) -> None:
         record = sign_on(self._followed.board, self._name, token=self._token)
