@@ -187,10 +187,8 @@ class EnginePlayer:
         limit = self._limit(request.budget)
         LOGGER.debug("%s: thinking with %s, deadline %s", self.name, limit, request.deadline)
         engine.begin_search()
-        search = asyncio.ensure_future(
-            engine.search(
-                request.board, limit, game=request.game, draw_offered=request.draw_offered
-            )
+        search = engine.start_search(
+            request.board, limit, game=request.game, draw_offered=request.draw_offered
         )
         search.add_done_callback(_consume)
         try:

@@ -32,9 +32,15 @@ import os
 import threading
 from collections.abc import Callable
 
-__all__ = ["SearchLines", "SearchReader"]
+from chess.engine import EngineError, PlayResult
+
+__all__ = ["AnswerReader", "SearchLines", "SearchReader"]
 
 LOGGER = logging.getLogger(__name__)
+
+AnswerReader = Callable[["SearchLines", str], PlayResult]
+"""Makes a search's result of its kept lines and its ``bestmove`` line, or raises
+python-chess's ``EngineError``."""
 
 READ_SIZE = 65536
 """Bytes asked for per read: more than an engine writes between two reads."""
@@ -45,13 +51,15 @@ class SearchLines:
 
     ``scored`` is the latest ``info`` line with a score, ``after`` the latest ``info``
     line after it (python-chess would have merged both into the search's information),
-    ``variation`` the latest with a ``pv``. ``answer`` gets the ``bestmove`` line.
+    ``variation`` the latest with a ``pv``. ``answer`` gets what ``read`` makes of the
+    ``bestmove`` line and these, or the error it raises.
     """
 
-    __slots__ = ("after", "answer", "scored", "variation")
+    __slots__ = ("after", "answer", "read", "scored", "variation")
 
-    def __init__(self, answer: asyncio.Future[str]) -> None:
+    def __init__(self, answer: asyncio.Future[PlayResult], read: AnswerReader) -> None:
         self.answer = answer
+        self.read = read
         self.scored = b""
         self.after = b""
         self.variation = b""
@@ -112,9 +120,10 @@ class SearchReader:
         """The search in flight, until its ``bestmove`` was read."""
         return self._search
 
-    def expect_answer(self) -> SearchLines:
-        """A search starts now (before its ``go`` is written): its lines are kept back."""
-        search = self._search = SearchLines(self._loop.create_future())
+    def expect_answer(self, read: AnswerReader) -> SearchLines:
+        """A search starts now (before its ``go`` is written): its lines are kept back,
+        and ``read`` makes its answer of them and its ``bestmove`` line."""
+        search = self._search = SearchLines(self._loop.create_future(), read)
         return search
 
     def engine_ended(self, error: Exception) -> None:
@@ -175,7 +184,7 @@ class SearchReader:
             elif isinstance(event, tuple):
                 search, line = event
                 if not search.answer.done():
-                    search.answer.set_result(line.decode("utf-8", "replace"))
+                    _answer(search, line.decode("utf-8", "replace"))
             elif event is _Mark.CUT:
                 self._cut()
             elif not self._pipe.is_closing():  # _Mark.ENDED
@@ -191,6 +200,13 @@ class _Mark(enum.Enum):
 
 _Event = bytes | tuple[SearchLines, bytes] | _Mark
 """A line to pass on, a search and its ``bestmove`` line, or a mark."""
+
+
+def _answer(search: SearchLines, line: str) -> None:
+    try:
+        search.answer.set_result(search.read(search, line))
+    except EngineError as exc:
+        search.answer.set_exception(exc)
 
 
 def _read_some(fd: int) -> bytes:

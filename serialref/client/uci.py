@@ -110,18 +110,24 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         self._history = None
         await self.ping()
 
-    async def search(
+    def start_search(
         self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool
-    ) -> chess.engine.PlayResult:
-        """``position`` and ``go`` in one write within a game, the answer read by the
-        reader's thread (module docstring)."""
+    ) -> asyncio.Future[chess.engine.PlayResult]:
+        """The search, started now: within a game ``position`` and ``go`` go out in one
+        write at once and the reader's thread reads the answer (module docstring).
+
+        Cancelling the future tells the engine to stop; its ``bestmove`` still ends the
+        search, and nothing else is written to the engine before it.
+        """
         steady = not self.first_game and self.game == game and not self.ponderhit
         position = self._position_line(board) if steady else None
         if position is None:
-            return await self.play(board, limit, game=game, info=PROGRESS)
+            return asyncio.ensure_future(self.play(board, limit, game=game, info=PROGRESS))
         reader = self._reader or self._start_reader()
         if reader.searching is not None:
-            raise chess.engine.EngineError("a search began before the last one ended")
+            failed = self.loop.create_future()
+            failed.set_exception(chess.engine.EngineError("a search began before the last ended"))
+            return failed
         self._batch = [position]
         try:
             self._go(limit)
@@ -129,14 +135,14 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         finally:
             self._batch = None
         self.board = board
-        lines = self._lines = reader.expect_answer()
+        lines = self._lines = reader.expect_answer(self._result)
         super().send_line(request)
-        try:
-            answer = await lines.answer
-        except asyncio.CancelledError:
+        lines.answer.add_done_callback(self._abandoned)
+        return lines.answer
+
+    def _abandoned(self, answer: asyncio.Future[chess.engine.PlayResult]) -> None:
+        if answer.cancelled():
             self.stop_search()
-            raise
-        return self._result(board, lines, answer)
 
     def _start_reader(self) -> SearchReader:
         """The reader takes the engine's output over from python-chess's transport."""
@@ -151,10 +157,11 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         )
         return reader
 
-    def _result(
-        self, board: chess.Board, lines: SearchLines, answer: str
-    ) -> chess.engine.PlayResult:
-        """The ``bestmove``, legal in ``board``, with what the kept ``info`` lines say."""
+    def _result(self, lines: SearchLines, answer: str) -> chess.engine.PlayResult:
+        """The ``bestmove``, legal in the searched board, with what the kept ``info`` lines
+        say. (An abandoned search is read too, on a board that may have moved on: its
+        result or error is for nobody.)"""
+        board = self.board
         info: chess.engine.InfoDict = {}
         for line in lines.info_lines():
             info.update(chess.engine._parse_uci_info(line[5:], board, PROGRESS))

@@ -150,11 +150,13 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
         super().begin_search()
         self._post_line = ""
 
-    async def search(
+    def start_search(
         self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool
-    ) -> chess.engine.PlayResult:
+    ) -> asyncio.Future[chess.engine.PlayResult]:
         """python-chess's ``play``: an XBoard engine is told each move as it comes anyway."""
-        return await self.play(board, limit, game=game, info=PROGRESS, draw_offered=draw_offered)
+        return asyncio.ensure_future(
+            self.play(board, limit, game=game, info=PROGRESS, draw_offered=draw_offered)
+        )
 
     def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
         """The variation's words are SAN or coordinates, read move by move from ``board``."""
