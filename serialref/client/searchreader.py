@@ -52,14 +52,17 @@ class SearchLines:
     ``scored`` is the latest ``info`` line with a score, ``after`` the latest ``info``
     line after it (python-chess would have merged both into the search's information),
     ``variation`` the latest with a ``pv``. ``answer`` gets what ``read`` makes of the
-    ``bestmove`` line and these, or the error it raises.
+    ``bestmove`` line and these, or the error it raises; ``ended`` is called right after.
     """
 
-    __slots__ = ("after", "answer", "read", "scored", "variation")
+    __slots__ = ("after", "answer", "ended", "read", "scored", "variation")
 
-    def __init__(self, answer: asyncio.Future[PlayResult], read: AnswerReader) -> None:
+    def __init__(
+        self, answer: asyncio.Future[PlayResult], read: AnswerReader, ended: Callable[[], None]
+    ) -> None:
         self.answer = answer
         self.read = read
+        self.ended = ended
         self.scored = b""
         self.after = b""
         self.variation = b""
@@ -120,10 +123,12 @@ class SearchReader:
         """The search in flight, until its ``bestmove`` was read."""
         return self._search
 
-    def expect_answer(self, read: AnswerReader) -> SearchLines:
+    def expect_answer(self, read: AnswerReader, ended: Callable[[], None]) -> SearchLines:
         """A search starts now (before its ``go`` is written): its lines are kept back,
-        and ``read`` makes its answer of them and its ``bestmove`` line."""
-        search = self._search = SearchLines(self._loop.create_future(), read)
+        ``read`` makes its answer of them and its ``bestmove`` line, and ``ended`` is
+        called once the answer (or the engine's end) is there: in the same turn of the
+        event loop, a turn earlier than the answer's own callbacks."""
+        search = self._search = SearchLines(self._loop.create_future(), read, ended)
         return search
 
     def engine_ended(self, error: Exception) -> None:
@@ -131,6 +136,7 @@ class SearchReader:
         search, self._search = self._search, None
         if search is not None and not search.answer.done():
             search.answer.set_exception(error)
+            search.ended()
 
     # -- on the reader's thread -----------------------------------------------------
 
@@ -207,6 +213,7 @@ def _answer(search: SearchLines, line: str) -> None:
         search.answer.set_result(search.read(search, line))
     except EngineError as exc:
         search.answer.set_exception(exc)
+    search.ended()
 
 
 def _read_some(fd: int) -> bytes:

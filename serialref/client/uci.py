@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 
 import chess
 import chess.engine
@@ -111,22 +112,32 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         await self.ping()
 
     def start_search(
-        self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool
+        self,
+        board: chess.Board,
+        limit: chess.engine.Limit,
+        *,
+        game: object,
+        draw_offered: bool,
+        ended: Callable[[], None],
     ) -> asyncio.Future[chess.engine.PlayResult]:
         """The search, started now: within a game ``position`` and ``go`` go out in one
         write at once and the reader's thread reads the answer (module docstring).
 
-        Cancelling the future tells the engine to stop; its ``bestmove`` still ends the
-        search, and nothing else is written to the engine before it.
+        ``ended`` is called as soon as the search has its result or error. Cancelling
+        the future tells the engine to stop; its ``bestmove`` still ends the search, and
+        nothing else is written to the engine before it.
         """
         steady = not self.first_game and self.game == game and not self.ponderhit
         position = self._position_line(board) if steady else None
         if position is None:
-            return asyncio.ensure_future(self.play(board, limit, game=game, info=PROGRESS))
+            search = asyncio.ensure_future(self.play(board, limit, game=game, info=PROGRESS))
+            search.add_done_callback(lambda _: ended())
+            return search
         reader = self._reader or self._start_reader()
         if reader.searching is not None:
             failed = self.loop.create_future()
             failed.set_exception(chess.engine.EngineError("a search began before the last ended"))
+            ended()
             return failed
         self._batch = [position]
         try:
@@ -135,7 +146,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         finally:
             self._batch = None
         self.board = board
-        lines = self._lines = reader.expect_answer(self._result)
+        lines = self._lines = reader.expect_answer(self._result, ended)
         super().send_line(request)
         lines.answer.add_done_callback(self._abandoned)
         return lines.answer

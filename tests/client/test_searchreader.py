@@ -29,6 +29,10 @@ def _bestmove(search: SearchLines, line: str) -> str:
     return line
 
 
+def _nothing() -> None:
+    """Nobody waits on the search but the test."""
+
+
 async def _reader(max_line: int = 1000) -> tuple[SearchReader, int, _Pipe, list[str], list[str]]:
     """A reader of a fresh pipe; returns it, the pipe's writing end and what it delivers."""
     read_end, write_end = os.pipe()
@@ -55,7 +59,7 @@ def test_a_search_keeps_its_latest_scored_line_and_passes_on_the_rest() -> None:
             os.write(writer, b"ing before the search\r\n")
             while not delivered:
                 await asyncio.sleep(0.01)  # another thread reads it: no event to await
-            search = reader.expect_answer(_bestmove)
+            search = reader.expect_answer(_bestmove, _nothing)
             os.write(writer, b"info depth 1 score cp 10 pv e2e4\n")
             os.write(writer, b"info depth 2 score cp 20 nodes 9 pv d2d4 d7d5\ninfo depth 3 curr")
             os.write(writer, b"move c2c4\nreadyok\nbestmove d2d4 ponder d7d5\nid name late\n")
@@ -82,7 +86,7 @@ def test_the_end_of_the_output_hands_the_pipe_back() -> None:
 
     async def scenario() -> bytes:
         reader, writer, pipe, _, _ = await _reader()
-        reader.expect_answer(_bestmove)
+        reader.expect_answer(_bestmove, _nothing)
         os.write(writer, b"info depth 1 score cp 10 pv e2e4\n")
         os.close(writer)
         await asyncio.wait_for(pipe.closed, 5.0)
@@ -97,7 +101,7 @@ def test_the_end_of_the_output_hands_the_pipe_back() -> None:
 def test_a_search_whose_engine_ended_fails() -> None:
     async def scenario() -> None:
         reader, writer, pipe, _, _ = await _reader()
-        search = reader.expect_answer(_bestmove)
+        search = reader.expect_answer(_bestmove, _nothing)
         os.close(writer)
         await asyncio.wait_for(pipe.closed, 5.0)
         reader.engine_ended(RuntimeError("exit code 3"))

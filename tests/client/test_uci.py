@@ -146,14 +146,18 @@ def test_an_abandoned_search_is_ended_by_its_answer_and_the_engine_goes_on(
         try:
             board = chess.Board()
             limit = chess.engine.Limit(depth=30)
-            first = engine.start_search(board, limit, game=1, draw_offered=False)
+            first = engine.start_search(
+                board, limit, game=1, draw_offered=False, ended=lambda: None
+            )
             while not any(line.startswith("go") for line in sent(log)):
                 await asyncio.sleep(0.01)  # another process writes the log: no event to await
             engine.stop_search()
             await first
             engine.begin_search()
             board.push_uci("e2e4")
-            second = engine.start_search(board, limit, game=1, draw_offered=False)
+            second = engine.start_search(
+                board, limit, game=1, draw_offered=False, ended=lambda: None
+            )
             while sum(line.startswith("go") for line in sent(log)) < 2:
                 await asyncio.sleep(0.01)
             second.cancel()
