@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import threading
+import time
 
 import pytest
 
@@ -122,3 +125,31 @@ def test_a_long_line_is_cut_and_said_so() -> None:
     delivered, cuts = asyncio.run(scenario())
     assert delivered == ["info str" + "x" * 32, "y" * 30]
     assert cuts == ["cut"]
+
+
+def test_a_flood_waits_for_the_loop() -> None:
+    """Lines the loop has not taken yet are bounded: the thread stops reading meanwhile,
+    and the engine's writes wait, as when the loop read the pipe itself."""
+    flood = 20_000_000
+
+    async def scenario() -> int:
+        _, writer, pipe, delivered, _ = await _reader()
+        written = [0]
+
+        def write() -> None:
+            with contextlib.suppress(BrokenPipeError):
+                while written[0] < flood:
+                    written[0] += os.write(writer, b"x\n" * 32_768)
+            os.close(writer)
+
+        engine = threading.Thread(target=write)
+        engine.start()
+        time.sleep(1.0)  # the loop takes nothing meanwhile
+        waiting = written[0]
+        await asyncio.wait_for(pipe.closed, 60.0)
+        engine.join()
+        assert len(delivered) == written[0] // 2  # every line (the first after "info str")
+        return waiting
+
+    waiting = asyncio.run(scenario())
+    assert waiting < 1_000_000, waiting  # two reads, and the pipe's buffer
