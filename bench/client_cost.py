@@ -118,16 +118,22 @@ def report_cpu(label: str, matches: list[overhead.Match]) -> None:
 def report_memory(label: str, matches: list[overhead.Match]) -> None:
     peaks: list[int] = []
     growths: list[float] = []
+    ends: list[tuple[float, int]] = []
     for match in matches:
         for client in match.clients:
             early, late = peak_at(client.samples, EARLY_PLY), peak_at(client.samples, LATE_PLY)
             peaks.extend(rss for _, _, rss in client.samples)
             if early and late:
                 growths.append(late / early)
+            if early and client.samples:
+                ends.append((client.samples[-1][2] / early, client.samples[-1][0]))
     peak = max(peaks) / 1024 if peaks else None
     growth = max(growths) if growths else None
     print(f"  {label}: peak RSS {verdict(peak, RSS_TARGET, ' MB')};"
           f" ply {LATE_PLY} / ply {EARLY_PLY} {verdict(growth, RSS_GROWTH_TARGET)}")  # fmt: skip
+    if ends:
+        end, plies = max(ends)
+        print(f"    at the match's end (ply {plies}) / ply {EARLY_PLY}: {end:.3f}")
 
 
 def median_overhead(matches: list[overhead.Match]) -> float | None:
