@@ -2,7 +2,9 @@
 
 The engine is driven with python-chess's async API on the client's own event loop, so
 the client keeps reading its port while the engine searches, and pays no thread
-hand-over per call (``SimpleEngine`` runs a second loop on a thread of its own).
+hand-over per call (``SimpleEngine`` runs a second loop on a thread of its own). A UCI
+engine's search within a game leaves python-chess's engine layer: the dialect writes
+it and a thread reads its answer (:mod:`serialref.client.uci`).
 
 **Clocks.** The engine always gets the real clocks (remaining time, increment, moves
 to go), also when ``--depth``, ``--nodes`` or ``--movetime`` limit its search: python-chess
