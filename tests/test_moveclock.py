@@ -1,4 +1,4 @@
-"""serialref.referee.moveclock: when a move's clock starts, on fake time."""
+"""serialref.referee.game.moveclock: when a move's clock starts, on fake time."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import chess
 import pytest
 
 from serialref.clock import ChessClock
-from serialref.referee.moveclock import MoveClock
+from serialref.referee.game.moveclock import MoveClock
 from serialref.timecontrol import TimeControl
 
 WHITE = chess.WHITE

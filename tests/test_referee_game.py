@@ -22,8 +22,8 @@ from serialref.events import (
     PlayerSignedOff,
 )
 from serialref.referee.adjudication import Verdict
-from serialref.referee.game import GameReferee
-from serialref.referee.gamestates import GameState, ResumedGame
+from serialref.referee.game.machine import GameReferee
+from serialref.referee.game.states import GameState, ResumedGame
 from serialref.referee.session import PortSession
 from serialref.referee.settings import MatchSettings, OnInfraction
 from serialref.timecontrol import TimeControl

@@ -9,8 +9,8 @@ from serialref import records
 from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
 from serialref.referee.adjudication import GameBoard, ReplyKind, Ruling
+from serialref.referee.game.turn import Ignored, judge_turn
 from serialref.referee.session import PortSession
-from serialref.referee.turn import Ignored, judge_turn
 
 
 def seat_asked(*fens: str) -> PortSession:

@@ -16,7 +16,7 @@ import chess
 from serialref.clock import side_index
 from serialref.events import LineReceived, MatchEvent, RecordSent
 from serialref.observers.output import printable
-from serialref.referee.game import GameReferee
+from serialref.referee.game.machine import GameReferee
 from serialref.referee.match import MatchReferee
 from serialref.referee.settings import PORTS
 

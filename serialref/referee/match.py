@@ -8,7 +8,8 @@ window). It decides, sends records through a :class:`Wire` and publishes
 sleeps and never reads a port, so tests drive it with a fake clock and a fake wire.
 
 The match is a ``transitions`` state machine declared as one table: waiting for
-players, in a game (:class:`serialref.referee.game.GameReferee`), between games, done.
+players, in a game (:class:`serialref.referee.game.machine.GameReferee`), between games,
+done.
 The game to play next is always the one after the games that have a result, so a
 game interrupted before it began is played again with the same number and colours,
 and a game is never skipped (PROTOCOL.md 7). The per-port state lives in
@@ -44,7 +45,7 @@ from serialref.events import (
 )
 from serialref.records import Refreq
 from serialref.referee.adjudication import Verdict
-from serialref.referee.game import GameReferee
+from serialref.referee.game.machine import GameReferee
 from serialref.referee.host import Wire
 from serialref.referee.publisher import Publisher
 from serialref.referee.resume import ResumePoint, resumed_game

@@ -37,7 +37,7 @@ from serialref.events import (
     SupervisorCommand,
 )
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
-from serialref.referee.gamestates import GameState, ResumedGame
+from serialref.referee.game.states import GameState, ResumedGame
 from serialref.referee.incidents import MatchIncidents
 from serialref.referee.openings import Opening
 from serialref.referee.settings import PORTS, MatchSettings

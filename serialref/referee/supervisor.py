@@ -20,8 +20,8 @@ import chess
 from serialref.errors import CommandError
 from serialref.events import SupervisorCommand
 from serialref.referee.adjudication import Termination, Verdict
-from serialref.referee.game import GameReferee
-from serialref.referee.gamestates import GameState
+from serialref.referee.game.machine import GameReferee
+from serialref.referee.game.states import GameState
 from serialref.referee.match import MatchReferee
 from serialref.result import Result
 

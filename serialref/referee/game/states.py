@@ -1,6 +1,6 @@
 """Where one game stands: its states, the table of their transitions, a resumed game.
 
-The table is what :class:`~serialref.referee.game.GameReferee` runs on (a
+The table is what :class:`~serialref.referee.game.machine.GameReferee` runs on (a
 ``transitions`` Machine); each row names the rule of the EPD specification or of
 PROTOCOL.md it carries out. :class:`ResumedGame` is what a restart hands a game
 from the journal: how it started, its moves, its clocks and the state to go on in.

@@ -43,11 +43,11 @@ from serialref.referee.adjudication import (
     Verdict,
     reply_analysis,
 )
-from serialref.referee.gamestates import TRANSITIONS, GameState, ResumedGame
+from serialref.referee.game.moveclock import MoveClock
+from serialref.referee.game.states import TRANSITIONS, GameState, ResumedGame
+from serialref.referee.game.turn import Ignored, judge_turn
 from serialref.referee.host import GameHost
-from serialref.referee.moveclock import MoveClock
 from serialref.referee.settings import PORTS, OnInfraction, other_port
-from serialref.referee.turn import Ignored, judge_turn
 
 __all__ = ["GameReferee"]
 
