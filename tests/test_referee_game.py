@@ -46,7 +46,7 @@ class FakeHost:
         self._settings = MatchSettings(**defaults)  # type: ignore[arg-type]
         self._sessions = {"a": PortSession("a", "Alpha"), "b": PortSession("b", "Beta")}
         for session in self._sessions.values():
-            session.fire("sign_on_received")
+            session.note_sign_on(None)
         self.clock = 100.0
         self.sent: list[tuple[str, str]] = []
         self.events: list[MatchEvent] = []
@@ -336,7 +336,7 @@ def test_an_infraction_under_the_fault_policy_suspends_until_the_player_is_back(
     assert game.referee.next_deadline() is None  # no flag runs while suspended
 
     game.host.clock += 500.0  # the supervisor takes its time: charged to no one
-    game.host.sessions["a"].fire("sign_on_received")
+    game.host.sessions["a"].note_sign_on(None)
     game.referee.signed_on_again("a")
     assert game.referee.state is GameState.PLAYING
     assert game.host.commands("a")[-6:] == [
@@ -366,7 +366,7 @@ def test_a_player_that_signs_on_again_is_restored_with_the_history(game: Game) -
     game.reply("b", "c5")
     game.reply("a", "Nf3")
     sent_before = len(game.host.sent)
-    game.host.sessions["b"].fire("sign_on_received")
+    game.host.sessions["b"].note_sign_on(None)
     game.referee.signed_on_again("b")
     restore = [parse_record(text) for port, text in game.host.sent[sent_before:]]
     assert [records.referee_command(record).value for record in restore] == [
@@ -383,7 +383,7 @@ def test_a_player_that_signs_on_again_is_restored_with_the_history(game: Game) -
 def test_a_restored_player_not_to_move_gets_no_respond(game: Game) -> None:
     game.begin()
     game.reply("a", "e4")
-    game.host.sessions["a"].fire("sign_on_received")
+    game.host.sessions["a"].note_sign_on(None)
     game.referee.signed_on_again("a")
     assert game.host.commands("a")[-3:] == ["reset", "inform", "execute"]
     game.reply("b", "e5")  # the game goes on: Black's reply still counts
@@ -419,7 +419,7 @@ def test_a_player_back_within_the_window_plays_on() -> None:
     game.host.sessions["a"].note_left()
     game.referee.player_left("a", "line lost", signed_off=False)
     game.host.clock += 10.0
-    game.host.sessions["a"].fire("sign_on_received")
+    game.host.sessions["a"].note_sign_on(None)
     game.referee.signed_on_again("a")
     game.referee.on_timer(game.host.clock + 30.0)
     assert game.host.of(GameEnded) == []
@@ -478,7 +478,7 @@ def test_a_game_resumed_after_an_orderly_stop_waits_for_both_players() -> None:
     host, referee = resumed(GameState.SUSPENDED, present="a")
     assert host.commands("a") == ["reset", "inform", "execute", "execute"]
     assert referee.next_deadline() is None
-    host.sessions["b"].fire("sign_on_received")
+    host.sessions["b"].note_sign_on(None)
     referee.signed_on_again("b")
     assert referee.state is GameState.PLAYING
     assert host.commands("b") == ["reset", "inform", "execute", "execute"]

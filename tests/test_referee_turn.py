@@ -16,9 +16,9 @@ from serialref.referee.session import PortSession
 def seat_asked(*fens: str) -> PortSession:
     """A seat in a game that was sent a ``respond`` for each FEN, the last outstanding."""
     seat = PortSession("a", "Alpha")
-    seat.fire("sign_on_received")
+    seat.note_sign_on(None)
     seat.note_reset(1, 0.0)
-    seat.fire("game_joined")
+    seat.note_joined()
     for fen in fens:
         seat.note_respond(fen)
     return seat

@@ -131,7 +131,7 @@ class MatchReferee:
         self._clock = clock
         self._wall = wall_clock
         self.sessions = {
-            port: PortSession(port, name or f"Player {port.upper()}")
+            port: PortSession(port, name)
             for port, name in zip(PORTS, settings.names, strict=True)
         }
         self.games_done = 0
@@ -324,13 +324,9 @@ class MatchReferee:
 
     def _on_sign_on(self, port: str, record: EpdRecord) -> None:
         session = self.sessions[port]
-        identity = records.sign_on_identity(record)
-        if identity.name and not self.settings.names[PORTS.index(port)]:
-            session.name = records.tag_value(identity.name)
-        again = session.signed_on
-        session.fire("sign_on_received")
+        name = records.sign_on_identity(record).name
+        session.note_sign_on(None if name is None else records.tag_value(name))
         self.publish(PlayerSignedOn(port=port, name=session.name))
-        LOGGER.info("port %s: %s signed on%s", port, session.name, " again" if again else "")
         if self.game is not None:
             self.game.signed_on_again(port)
             return
@@ -451,10 +447,9 @@ class MatchReferee:
             self._count_score(result, white_port)
         for port, name, present in zip(PORTS, point.names, point.signed_on, strict=True):
             session = self.sessions[port]
-            if name and not self.settings.names[PORTS.index(port)]:
-                session.name = name
+            session.take_name(name)
             if present:
-                session.fire("sign_on_received")
+                session.note_sign_on(None)
         LOGGER.warning(
             "resuming the match from its journal: %d game(s) finished%s%s",
             point.games_done,

@@ -295,7 +295,7 @@ class GameReferee:
             session = self._sessions[port]
             if session.signed_on:
                 self._host.send(port, records.inform(self.game.fen, self._inform_tags()))
-                session.fire("game_joined")
+                session.note_joined()
         self._send_respond(self._port_to_move(), None)
 
     def _stop_clock(self, *_args: Any, at: float) -> None:
@@ -443,7 +443,7 @@ class GameReferee:
         replay = self._initial_board()
         self.reset(port, replay)
         self._host.send(port, records.inform(replay, self._inform_tags()))
-        self._sessions[port].fire("game_joined")
+        self._sessions[port].note_joined()
         for move in self.game.board.move_stack[len(replay.move_stack) :]:
             self._host.send(port, records.execute(replay, move))
             replay.push(move)
