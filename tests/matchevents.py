@@ -43,9 +43,6 @@ class _Wire:
     def send(self, port: str, text: str, *, notify: bool = False) -> float:
         return self._clock.now
 
-    def transmission_time(self, port: str, nbytes: int) -> float:
-        return 0.0
-
     def waiting(self, port: str) -> bool:
         return False
 
@@ -84,7 +81,7 @@ class ScriptedReferee:
         """``port``'s player sends ``record``, ``after`` seconds from the last step."""
         self.clock.now += after
         text = record if isinstance(record, str) else format_record(record)
-        self.referee.on_line(port, text, self.clock.now)
+        self.referee.lines.on_line(port, text, self.clock.now)
 
     def wait(self, seconds: float) -> None:
         """Let ``seconds`` pass, and the referee's timers fire."""

@@ -57,7 +57,7 @@ def troubled_match() -> list[MatchEvent]:
     match.wait(1.0)
     match.wait(1.0)  # game 4, Beta White; Alpha's line goes, and its flag falls
     match.line("b", reply_e4(), after=1.0)
-    match.referee.on_line_lost("a", "the cable was pulled")
+    match.referee.lines.on_line_lost("a", "the cable was pulled")
     match.wait(62.0)
     match.wait(1.0)
     assert match.referee.complete

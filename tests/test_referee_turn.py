@@ -1,16 +1,31 @@
-"""A reply judged before the game acts on it: ignored (and why) or ruled on."""
+"""A reply judged before the game acts on it: ignored (and why), too late, or ruled on; and
+its move taken."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import chess
 import pytest
 
 from serialref import records
+from serialref.clock import ChessClock
+from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
-from serialref.referee.adjudication import GameBoard, ReplyKind, Ruling
-from serialref.referee.game.turn import Ignored, judge_turn
+from serialref.referee.adjudication import GameBoard, ReplyKind, Ruling, Termination, Verdict
+from serialref.referee.game.moveclock import MoveClock, Pause
+from serialref.referee.game.turn import FlagFell, Ignored, judge_turn, play, reply_out_of_turn
 from serialref.referee.session import PortSession
+from serialref.timecontrol import TimeControl
+
+
+@dataclass
+class View:
+    """A game as the judge reads it."""
+
+    board: GameBoard
+    offer_pending: bool = False
 
 
 def seat_asked(*fens: str) -> PortSession:
@@ -24,13 +39,21 @@ def seat_asked(*fens: str) -> PortSession:
     return seat
 
 
+def a_move_clock(*, left_at: float | None = 0.0, control: str = "60+0") -> MoveClock:
+    """White's move, its respond to port a left at ``left_at`` (None: not yet)."""
+    clock = MoveClock(ChessClock(TimeControl.parse(control)), 0.0, Pause())
+    clock.asked("a", chess.WHITE, left_at)
+    return clock
+
+
 def reply(board: chess.Board, san: str) -> str:
     return format_record(records.reply(board, board.parse_san(san)))
 
 
-def judged(game: GameBoard, text: str, seat: PortSession, **flags: bool) -> Ignored | Ruling:
-    settings = {"playing": True, "respond_left": True, "offer_pending": False, **flags}
-    return judge_turn(game, parse_record(text), seat, **settings)
+def judged(
+    game: GameBoard, text: str, seat: PortSession, clock: MoveClock | None = None, at: float = 1.0
+) -> Ignored | FlagFell | Ruling:
+    return judge_turn(View(game), seat, clock or a_move_clock(), parse_record(text), at)
 
 
 def test_a_reply_in_turn_in_the_games_position_is_ruled_on() -> None:
@@ -49,20 +72,11 @@ def test_a_reply_in_turn_in_another_position_is_an_infraction() -> None:
     assert ruling.reason.startswith("wrong position")
 
 
-@pytest.mark.parametrize(
-    ("flags", "reason"),
-    [
-        ({"respond_left": False}, "reply before its respond had left (stale)"),
-        ({"playing": False}, "reply out of turn"),
-    ],
-)
-def test_a_reply_that_cannot_answer_the_respond_is_ignored(
-    flags: dict[str, bool], reason: str
-) -> None:
+def test_a_reply_before_its_respond_had_left_is_ignored() -> None:
     game = GameBoard(chess.Board())
-    assert judged(game, reply(chess.Board(), "e4"), seat_asked(game.fen), **flags) == Ignored(
-        reason
-    )
+    early = a_move_clock(left_at=None)
+    ignored = judged(game, reply(chess.Board(), "e4"), seat_asked(game.fen), early)
+    assert ignored == Ignored("reply before its respond had left (stale)")
 
 
 def test_a_reply_to_an_earlier_respond_is_stale_even_in_turn() -> None:
@@ -82,4 +96,31 @@ def test_a_reply_from_a_seat_not_to_move_is_out_of_turn() -> None:
     seat.note_reply()
     after_e4 = chess.Board()
     after_e4.push_san("e4")
-    assert judged(game, reply(after_e4, "e5"), seat) == Ignored("reply out of turn")
+    text = reply(after_e4, "e5")
+    assert judged(game, text, seat) == Ignored("reply out of turn")
+    assert reply_out_of_turn(seat, parse_record(text)) == Ignored("reply out of turn")
+
+
+@pytest.mark.parametrize("move", ["e4", "Ke2"])  # a legal move, and an infraction
+def test_a_reply_in_turn_after_the_flag_fell_loses_whatever_it_says(move: str) -> None:
+    game = GameBoard(chess.Board())
+    text = format_record(records.reply(chess.Board(), None, Operation.of("sm", move)))
+    late = judged(game, text, seat_asked(game.fen), at=60.0)
+    lost = Verdict.win(chess.BLACK, Termination.TIME_FORFEIT, "White lost on time")
+    assert late == FlagFell(lost)
+
+
+def test_a_move_taken_stops_its_clock_and_records_how_the_clocks_stand() -> None:
+    game = GameBoard(chess.Board())
+    clock = ChessClock(TimeControl.parse("60+1"))
+    clock.start(chess.WHITE, 10.0)
+    text = format_record(records.reply(chess.Board(), chess.Move.from_uci("e2e4"),
+                                       Operation.of("ce", "31")))  # fmt: skip
+    ruling = judged(game, text, seat_asked(game.fen))
+    assert isinstance(ruling, Ruling)
+    played = play(game, clock, ruling, parse_record(text), 12.5, game=4, opening_plies=0)
+    assert (played.game, played.ply, played.san, played.uci) == (4, 1, "e4", "e2e4")
+    assert played.elapsed == pytest.approx(2.5)
+    assert played.remaining == pytest.approx((60 - 2.5 + 1, 60))
+    assert (played.moves_made, played.analysis) == ((1, 0), {"ce": "31"})
+    assert game.board.move_stack == [chess.Move.from_uci("e2e4")] and clock.running is None

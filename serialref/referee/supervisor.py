@@ -21,7 +21,6 @@ from serialref.errors import CommandError
 from serialref.events import SupervisorCommand
 from serialref.referee.adjudication import Termination, Verdict
 from serialref.referee.game.machine import GameReferee
-from serialref.referee.game.states import GameState
 from serialref.referee.match import MatchReferee
 from serialref.result import Result
 
@@ -30,7 +29,7 @@ __all__ = ["COMMANDS", "SIDES", "carry_out"]
 SIDES = {"white": chess.WHITE, "w": chess.WHITE, "black": chess.BLACK, "b": chess.BLACK}
 """How a side is named in ``add-time``."""
 
-_Action = Callable[[], None]
+_Action = Callable[[], object]
 
 
 def carry_out(match: MatchReferee, command: SupervisorCommand) -> None:
@@ -42,34 +41,22 @@ def carry_out(match: MatchReferee, command: SupervisorCommand) -> None:
         raise CommandError("the match is over")
     act = check(match, command.args)
     game = match.game.number if match.game is not None else None
-    match.publish(dataclasses.replace(command, game=game))
+    match.publisher.publish(dataclasses.replace(command, game=game))
     act()
 
 
 def _pause(match: MatchReferee, args: Sequence[str]) -> _Action:
     _no_arguments("pause", args)
-    if match.paused:
+    if not match.may_pause():
         raise CommandError("the match is paused already")
-
-    def act() -> None:
-        match.paused = True
-        if match.game is not None:
-            match.game.pause(match.now())
-
-    return act
+    return match.pause
 
 
 def _resume(match: MatchReferee, args: Sequence[str]) -> _Action:
     _no_arguments("resume", args)
-    if not match.paused:
+    if not match.may_unpause():
         raise CommandError("the match is not paused")
-
-    def act() -> None:
-        match.paused = False
-        if match.game is not None:
-            match.game.unpause(match.now())
-
-    return act
+    return match.unpause
 
 
 def _adjudicate(match: MatchReferee, args: Sequence[str]) -> _Action:
@@ -86,7 +73,7 @@ def _adjudicate(match: MatchReferee, args: Sequence[str]) -> _Action:
     verdict = Verdict(result, Termination.ADJUDICATION, reason)
 
     def act() -> None:
-        game.end(verdict, at=match.now())
+        game.end(verdict, at=match.host.now())
 
     return act
 
@@ -96,9 +83,9 @@ def _restore(match: MatchReferee, args: Sequence[str]) -> _Action:
         raise CommandError(f"restore needs one port, A or B, not {' '.join(args)!r}")
     port = args[0].lower()
     game = _current_game(match, "restore")
-    if not match.sessions[port].signed_on:
+    if not game.may_restore(port):
         raise CommandError(f"the player on port {port.upper()} is not signed on")
-    return lambda: game.signed_on_again(port)  # as if it had signed on again
+    return lambda: game.restore(port)  # as if it had signed on again
 
 
 def _restart_game(match: MatchReferee, args: Sequence[str]) -> _Action:
@@ -106,7 +93,7 @@ def _restart_game(match: MatchReferee, args: Sequence[str]) -> _Action:
     game = _current_game(match, "restart-game")
 
     def act() -> None:
-        game.restart(at=match.now())
+        game.restart(at=match.host.now())
 
     return act
 
@@ -127,7 +114,7 @@ def _add_time(match: MatchReferee, args: Sequence[str]) -> _Action:
         raise CommandError(f"add-time: {args[1]!r} is not a number of seconds other than 0")
     game = _current_game(match, "add-time")
     side = SIDES[args[0].lower()]
-    return lambda: game.clock.add_time(side, seconds)
+    return lambda: game.sheet.chess_clock.add_time(side, seconds)
 
 
 def _no_arguments(name: str, args: Sequence[str]) -> None:
@@ -143,7 +130,7 @@ def _current_game(match: MatchReferee, name: str) -> GameReferee:
 
 def _begun_game(match: MatchReferee, name: str) -> GameReferee:
     game = _current_game(match, name)
-    if game.state not in (GameState.PLAYING, GameState.SUSPENDED):
+    if not game.may_end():
         raise CommandError(f"{name}: game {game.number} has not begun yet")
     return game
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 from transitions import Machine
@@ -68,6 +69,7 @@ class StateTable(Generic[StateT]):
             auto_transitions=False,
         )
         self._after_change = after_change
+        self._triggers = tuple(machine.events)
         self._rows: dict[tuple[str, StateT], tuple[_Row[StateT], ...]] = {}
         for trigger, event in machine.events.items():
             for source, transitions in event.transitions.items():
@@ -83,6 +85,13 @@ class StateTable(Generic[StateT]):
                     )
                     for transition in _without_prepare(transitions)
                 )
+
+    def bind(self, model: Stateful[StateT]) -> None:
+        """Give ``model`` a method per trigger and a ``may_<trigger>``, as ``transitions``
+        does: ``model.end(...)`` is ``fire(model, "end", ...)``."""
+        for trigger in self._triggers:
+            setattr(model, trigger, partial(self.fire, model, trigger))
+            setattr(model, f"may_{trigger}", partial(self.may, model, trigger))
 
     def fire(self, model: Stateful[StateT], trigger: str, *args: Any, **kwargs: Any) -> bool:
         """Step ``model`` by the first row of ``trigger`` whose conditions hold; False when
