@@ -30,16 +30,25 @@ def run(scenario: Awaitable[T]) -> T:
     return asyncio.run(scenario)  # type: ignore[arg-type]
 
 
+def fake_uci(log: Path, behaviour: str = "normal", score: str = "cp 25") -> tuple[str, ...]:
+    """The command of the scripted UCI engine: it behaves as ``behaviour`` says, reports
+    ``score`` and writes every command it receives to ``log``."""
+    return (sys.executable, str(ENGINES / "fake_uci.py"), behaviour, score, str(log))
+
+
+def fake_xboard(log: Path, behaviour: str = "normal") -> tuple[str, ...]:
+    """The command of the scripted XBoard engine (GNU Chess's manners), logging to ``log``."""
+    return (sys.executable, str(ENGINES / "fake_xboard.py"), behaviour, str(log))
+
+
 def uci_settings(
     log: Path, behaviour: str = "normal", score: str = "cp 25", **options: object
 ) -> EngineSettings:
-    command = (sys.executable, str(ENGINES / "fake_uci.py"), behaviour, score, str(log))
-    return EngineSettings(command=command, **options)  # type: ignore[arg-type]
+    return EngineSettings(command=fake_uci(log, behaviour, score), **options)  # type: ignore[arg-type]
 
 
 def xboard_settings(log: Path, behaviour: str = "normal", **options: object) -> EngineSettings:
-    command = (sys.executable, str(ENGINES / "fake_xboard.py"), behaviour, str(log))
-    return EngineSettings(command=command, **options)  # type: ignore[arg-type]
+    return EngineSettings(command=fake_xboard(log, behaviour), **options)  # type: ignore[arg-type]
 
 
 @asynccontextmanager

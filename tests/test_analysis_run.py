@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import io
-import sys
 from pathlib import Path
 
 import chess
 import pytest
-from enginetools import ENGINES
+from enginetools import uci_settings, xboard_settings
 
 from serialref.analysis.inputs import Entry, read_entries, resume_point
 from serialref.analysis.progress import Progress, Tally
@@ -43,10 +42,7 @@ def suite(count: int = 10) -> str:
 
 
 def engine(tmp_path: Path, behaviour: str = "normal") -> EngineSettings:
-    log = str(tmp_path / "e.log")
-    return EngineSettings(
-        command=(sys.executable, str(ENGINES / "fake_uci.py"), behaviour, "cp 25", log)
-    )
+    return uci_settings(tmp_path / "e.log", behaviour)
 
 
 class HaltingProgress(Progress):
@@ -194,17 +190,14 @@ def test_a_halted_run_resumes_to_the_same_file(tmp_path: Path) -> None:
 
 
 def test_an_xboard_engine_analyses_by_playing_and_refuses_node_limits(tmp_path: Path) -> None:
-    log = str(tmp_path / "x.log")
-    fake = str(ENGINES / "fake_xboard.py")
-    settings = EngineSettings(
-        command=(sys.executable, fake, "normal", log), protocol=EngineProtocol.XBOARD
-    )
+    log = tmp_path / "x.log"
+    settings = xboard_settings(log, protocol=EngineProtocol.XBOARD)
     out, err, finished = analyse(entries_of(suite(3)), settings, task=Targets(Effort(depth=2)))
     records = [parse_lenient(line) for line in out.decode().splitlines()[:3]]
     assert finished and err.count("\n") == 1  # the bad line
     assert [record.operand_texts("pm") for record in records] == [("e4",), ("e5",), ("e4",)]
     assert all(record.operand_texts("pm") == record.operand_texts("pv") for record in records)
-    sent = Path(log).read_text().splitlines()
+    sent = log.read_text().splitlines()
     assert sent.count("new") >= 3 and "analyze" not in sent
     with pytest.raises(ConfigError, match="nodes: Fake XBoard does not take node limits"):
         analyse(entries_of(suite(1)), dataclasses.replace(settings, nodes=500))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
+import os
 import re
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from clirun import MISSING_PORTS, restored_logging, run, usage_error  # noqa: F4
 from serialref import __version__, cli
 from serialref.cli import box as cli_box
 from serialref.errors import ConfigError, InputError, PortOpenError, RecorderError
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_version_and_full_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -371,3 +374,24 @@ def test_run_and_standby_take_every_option_of_the_table_for_them(
                 assert re.search(rf"(^|\s|\[){re.escape(flag)}\b", help_text), (verb, flag)
     err = usage_error(capsys, "standby", "7600", "--replicate", "127.0.0.1:7601")
     assert "unknown option --replicate; see `serialref standby --help`" in err
+
+
+def test_the_command_line_reports_a_missing_engine_in_one_line(tmp_path: Path) -> None:
+    port = str(tmp_path / "ttyNothing")
+    runs = [
+        (["--engine", "no-such-engine --uci"], 5, "engine program 'no-such-engine' not found"),
+        (["--player", "greedy", "--nodes", "5"], 2, "nodes: only applies to an --engine"),
+        (["--player", "greedy", "--protocol", "uci"], 2, "protocol: only applies to an --engine"),
+    ]
+    for options, exit_code, message in runs:
+        finished = subprocess.run(
+            [sys.executable, "-m", "serialref", "client", port, *options],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=False,
+        )
+        assert finished.returncode == exit_code
+        assert len(finished.stderr.splitlines()) == 1, finished.stderr
+        assert finished.stderr.startswith(f"serialref: error: {message}")

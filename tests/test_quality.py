@@ -61,7 +61,18 @@ def test_the_gate_skips_only_a_tool_this_interpreter_lacks() -> None:
 
 
 MODULE_LINES = 500
-"""A module longer than this holds more than one idea: split it where the ideas part."""
+"""A module longer than this most likely holds more than one idea: split it where the
+ideas part, or, if they do not, name it in :data:`ONE_IDEA_AT_LENGTH` and say why."""
+
+ONE_IDEA_AT_LENGTH = {
+    "serialref/client/session.py": (
+        600,
+        "the player's conversation with the referee: one transitions table, its callbacks "
+        "beside it, and the calls that fire it",
+    ),
+}
+"""Modules read whole and found to hold one idea past :data:`MODULE_LINES`: the most lines
+each may grow to before it is read again, and the idea it holds."""
 
 
 def test_no_module_outgrows_one_idea() -> None:
@@ -70,4 +81,9 @@ def test_no_module_outgrows_one_idea() -> None:
         for path in sorted((ROOT / "serialref").rglob("*.py"))
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES
     }
-    assert long == {}
+    unread = {
+        path: lines
+        for path, lines in long.items()
+        if lines > ONE_IDEA_AT_LENGTH.get(path, (MODULE_LINES, ""))[0]
+    }
+    assert unread == {}

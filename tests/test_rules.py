@@ -144,24 +144,3 @@ def test_epd_check_by_a_variants_rules(
     )
     assert cli.main(["epd", "check", str(path)]) != cli.EXIT_OK  # no hand in standard chess
     assert "python-chess rejects the position" in capsys.readouterr().err
-
-
-def test_the_client_reads_the_reset_again_by_the_rules_inform_names() -> None:
-    from serialref.client.following import FollowedGame
-    from serialref.epd.parser import parse_record
-    from serialref.epd.writer import format_record
-
-    game = FollowedGame()
-    zh = chess.variant.CrazyhouseBoard(
-        "rnbqkb1r/ppp2ppp/5p2/3p4/8/8/PPPP1PPP/RNBQKBNR[Np] w KQkq - 0 4"
-    )
-    assert not game.start(parse_record(format_record(records.reset(zh))))  # not standard chess
-    assert game.play_by(find_rules("crazyhouse"))
-    assert type(game.board) is chess.variant.CrazyhouseBoard
-    assert game.board.fen() == zh.fen()
-    assert not game.play_by(find_rules("crazyhouse"))  # already so
-    atomic = chess.variant.AtomicBoard()
-    assert game.start(parse_record(format_record(records.reset(atomic))))  # looks standard
-    assert type(game.board) is chess.Board
-    assert game.play_by(find_rules("atomic"))
-    assert type(game.board) is chess.variant.AtomicBoard

@@ -47,7 +47,6 @@ import chess.engine
 
 from serialref.client.options import EngineSettings
 from serialref.client.players import Decision, GreedyPlayer, ThinkingBudget, ThinkRequest
-from serialref.client.protocols import UciEngine
 from serialref.client.scoring import ScorePolicy
 from serialref.client.startup import (
     EngineDialect,
@@ -58,6 +57,7 @@ from serialref.client.startup import (
     find_program,
     open_engine,
 )
+from serialref.client.uci import UciEngine
 from serialref.client.xboard import XBoardEngine
 from serialref.errors import ConfigError, EngineError, escape
 

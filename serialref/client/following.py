@@ -13,19 +13,30 @@ Matching is cheap in the common case: the referee writes a position exactly as
 compared as text with the board's, worked out once per position (and, through
 :meth:`FollowedGame.position_fields`, ahead of time when the line is quiet). Only a record
 that differs takes the full comparison of spec 8.1.
+
+The game is more than its board: its PGN tags (``ptp``, spec 8.1.5) and its clocks
+(:class:`~serialref.client.clocks.GameClocks`) count on whichever record carries them,
+and a ``reset`` forgets them with the board. From all of it comes the player's
+request in the position to move (:meth:`FollowedGame.request`), and the ``reply`` its
+decision makes (:meth:`FollowedGame.reply`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 
 import chess
 
+from serialref.client.clocks import GameClocks
+from serialref.client.players import Decision, ThinkRequest
+from serialref.client.replies import reply_to
 from serialref.client.respond import RespondLine
+from serialref.clock import side_index
 from serialref.epd.record import EpdRecord
-from serialref.errors import ProtocolError
+from serialref.errors import ConfigError, ProtocolError, escape
 from serialref.fentext import FenText
-from serialref.rules import STANDARD, Rules
+from serialref.rules import STANDARD, Rules, rules_of_tags
 
 __all__ = ["FollowedGame"]
 
@@ -33,18 +44,26 @@ LOGGER = logging.getLogger(__name__)
 
 
 class FollowedGame:
-    """One board with its history; change it only through this class's methods.
+    """One game: its board with its history, its tags and its clocks.
 
-    The board is changed in place: a request handed to the player holds it, and the
-    session only changes it once that request is abandoned or answered. The player's
+    Change the board only through this class's methods. It is changed in place: a
+    request handed to the player holds it, so the session changes it only once that
+    request is answered, or when a record of the referee's has ended it (and the
+    output that tells the runner to stop its search is on its way). The player's
     own move is played once its reply has gone (:meth:`push_later`): every look at the
     game plays it first, so nothing ever sees the board without it.
+
+    ``game`` is a new object for every game (``ThinkRequest.game``); ``tags`` are the
+    PGN tags the referee sent for it.
     """
 
     def __init__(self) -> None:
         self._board = chess.Board()
         self._text = FenText(self._board)
         self._fields: str | None = None
+        self.game: object = object()
+        self.tags: dict[str, str] = {}
+        self._clocks = GameClocks(self._board)
         # The game's rules: standard until inform's Variant tag names others; the
         # reset's position is then read again by them (Chess960 and atomic positions
         # look standard, a crazyhouse one cannot be read without its rules).
@@ -91,18 +110,22 @@ class FollowedGame:
     def start(self, record: EpdRecord) -> bool:
         """A new game from the record's position; False (board kept) if it is unusable.
 
-        The position is read by standard rules until :meth:`play_by` names others; one
-        that standard chess cannot read may be a variant's, so it is kept for that
-        (and not reported: ``inform`` comes next and tells).
+        The last game's tags and clocks are forgotten, the record's taken. The position
+        is read by standard rules until :meth:`play_by` names others; one that standard
+        chess cannot read may be a variant's, so it is kept for that (and not reported:
+        ``inform`` comes next and tells).
         """
         self._reset = record
         self._rules = STANDARD
+        self.game = object()
+        self.tags = {}
         board = _record_board(record, STANDARD, quiet=True)
         self._reset_unread = board is None
-        if board is None:
-            return False
-        self._replace(board)
-        return True
+        if board is not None:
+            self._replace(board)
+        self._clocks = GameClocks(self.board)
+        self.take(record)
+        return board is not None
 
     def play_by(self, rules: Rules) -> bool:
         """Follow the game by ``rules`` from the reset's position; True if the board changed."""
@@ -117,6 +140,33 @@ class FollowedGame:
         self._rules = rules
         self._replace(board)
         return True
+
+    def play_by_tags(self) -> None:
+        """Play by the rules the ``Variant`` tag names (a reset alone does not say them).
+
+        Raises :class:`~serialref.errors.MissingExtraError` for rules this install
+        cannot play; a tag that names no rules is logged and ignored.
+        """
+        try:
+            rules = rules_of_tags(self.tags)
+        except ConfigError as exc:
+            LOGGER.warning("ignored the Variant tag: %s", exc)
+            return
+        if self.play_by(rules):
+            self._clocks.start_from(self._board)
+
+    def take(self, record: EpdRecord) -> None:
+        """Spec 8.1 and 8.1.5: the clocks and ``ptp`` count on whichever record carries them.
+
+        The strict parser has already checked ``ptp`` and ``cc``.
+        """
+        if "ptp" in record:
+            pairs = record.tag_pairs("ptp")
+            self.tags.update(pairs)
+            if any(name == "TimeControl" for name, _ in pairs):
+                self._clocks.read_control(self.tags["TimeControl"])
+            LOGGER.debug("tags: %s", escape(str(self.tags)))
+        self._clocks.take(record)
 
     def follow(self, record: EpdRecord) -> bool:
         """Bring the board to the record's position, then play its ``sm``; False if impossible."""
@@ -149,7 +199,7 @@ class FollowedGame:
         return True
 
     def follow_respond(self, respond: RespondLine) -> bool:
-        """The common ``respond``: our position and counters, and a legal ``sm`` (played).
+        """The common ``respond``: our position and counters, a legal ``sm`` (played), clocks.
 
         False, and nothing changed, for anything else: :meth:`follow` then reads the
         record in full and says what is wrong.
@@ -162,16 +212,51 @@ class FollowedGame:
             or respond.position != self.position_fields()
         ):
             return False
-        if respond.san is None:
-            return True
-        try:
-            move = board.parse_san(respond.san)
-        except ValueError:
-            return False
-        if not move:
-            return False
-        self.push(move)
+        if respond.san is not None:
+            try:
+                move = board.parse_san(respond.san)
+            except ValueError:
+                return False
+            if not move:
+                return False
+            self.push(move)
+        self._clocks.reported = respond.clocks
         return True
+
+    def request(self, at: float, *, draw_offered: bool, safety_margin: float) -> ThinkRequest:
+        """The player's request to move in the current position (one with a legal move).
+
+        ``at``: when the ``respond`` asking for it arrived; its deadline is the flag,
+        less ``safety_margin`` (``None`` when no clock runs).
+        """
+        board = self.board
+        budget = self._clocks.budget(board, safety_margin)
+        mine = budget.remaining[side_index(board.turn)]
+        return ThinkRequest(
+            board=board,
+            budget=budget,
+            draw_offered=draw_offered,
+            tags=dict(self.tags),
+            game=self.game,
+            deadline=at + mine if math.isfinite(mine) else None,
+        )
+
+    def reply(self, request: ThinkRequest, decision: Decision, *, claim_draws: bool) -> str:
+        """The ``reply`` line for the player's ``decision`` on ``request``; its move is
+        played once the line has gone (:meth:`push_later`).
+
+        Raises :class:`~serialref.errors.EngineError` for a decision that cannot be sent.
+        """
+        line, move = reply_to(
+            self.board,
+            decision,
+            draw_offered=request.draw_offered,
+            claim_draws=claim_draws,
+            position=self.position_fields(),
+        )
+        if move is not None:
+            self.push_later(move)
+        return line
 
     def _replace(self, board: chess.Board) -> None:
         self._due = None

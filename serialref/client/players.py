@@ -37,9 +37,11 @@ import chess
 import chess.engine
 
 from serialref.clock import ChessClock, side_index
+from serialref.errors import ConfigError
 from serialref.timecontrol import TimeControl
 
 __all__ = [
+    "BUILTIN_PLAYERS",
     "Analysis",
     "Decision",
     "GreedyPlayer",
@@ -47,6 +49,7 @@ __all__ = [
     "RandomPlayer",
     "ThinkRequest",
     "ThinkingBudget",
+    "make_builtin_player",
 ]
 
 
@@ -323,6 +326,25 @@ class GreedyPlayer(RandomPlayer):
                 )
             )
         return Decision(self._choose(board, moves))
+
+
+BUILTIN_PLAYERS = {"random": RandomPlayer, "greedy": GreedyPlayer}
+"""The ``--player`` choices and the class behind each."""
+
+
+def make_builtin_player(kind: str, seed: int | None = None, *, pace: float = 0.0) -> Player:
+    """The built-in player called ``kind`` (``random`` or ``greedy``), seeded for replay.
+
+    Without a seed the player draws from the operating system's randomness, so two
+    unseeded clients do not play the same game over and over. ``pace`` is a wait
+    in seconds before each move, so that people can watch.
+    """
+    try:
+        player_class = BUILTIN_PLAYERS[kind]
+    except KeyError:
+        choices = ", ".join(sorted(BUILTIN_PLAYERS))
+        raise ConfigError("player", f"must be one of {choices}, not {kind!r}") from None
+    return player_class(seed, pace=pace)
 
 
 def _captured_value(board: chess.Board, move: chess.Move) -> int:

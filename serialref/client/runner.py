@@ -44,8 +44,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from serialref.client.clocks import SAFETY_MARGIN
 from serialref.client.players import Player, ThinkRequest
-from serialref.client.session import SAFETY_MARGIN, PlayerSession, SessionOutput
+from serialref.client.session import PlayerSession, SessionOutput
 from serialref.errors import EngineError, LineLostError, PortOpenError, RecorderError, escape
 from serialref.recorders.filemode import private_file
 from serialref.wire.backoff import Backoff

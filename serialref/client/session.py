@@ -4,23 +4,28 @@
 (:class:`~serialref.client.following.FollowedGame`, spec section 8.1), so that a
 repetition can be claimed and a restore (PROTOCOL.md 6) brings the history back.
 
+Where the player stands with the referee is a state machine (:class:`PlayerState`):
+one ``transitions`` table, :data:`TRANSITIONS`, whose rows name the section of the EPD
+specification or of PROTOCOL.md they carry out, run row by row on the session
+(:class:`~serialref.statetable.StateTable`). What a record says is read, and the
+board follows it (legality is python-chess's), before the trigger of its command fires;
+the table then decides what the record means where the player stands.
+
 The session never waits for its player. A ``respond`` becomes a :class:`ThinkRequest`
 in the output; the runner lets the player think while it goes on reading the port,
 and hands the answer back with :meth:`PlayerSession.decision_made`. A reply belongs to
 the ``respond`` it answers: once a newer ``respond``, an ``execute``, ``conclude``,
 ``reset``, ``fault`` or ``disconnect`` has arrived, the output says ``stop`` (the search
 is no longer wanted) and a late answer to the old request is dropped, never sent.
+Beside where it stands, the session keeps the request in hand: which request an
+answer must belong to is that request itself, not a state.
 
-Clocks. The session sets both clocks from each record that carries them (spec 8:
-"the client should set the values of its internal clocks to the values specified"):
-from ``ccms``, the time consumed in milliseconds (PROTOCOL.md 2), or from ``cc`` in
-whole seconds when a referee sends no ``ccms``. It keeps no estimate of its own: the
-only time it measures is that of the move in hand, from the arrival of its
-``respond``. A restore's ``respond`` therefore sets the clocks as exactly as any other.
-The player's own time counts as the most the rounding allows (up to a second with
-``cc`` alone), and the budget handed to the player leaves out a safety
-margin (the line time of a respond and a reply at the port's rate, plus scheduling
-jitter); ``ThinkRequest.deadline`` marks the same point in time.
+Clocks. The clocks are the referee's, set from each record that carries them
+(:class:`~serialref.client.clocks.GameClocks`); the only time the session counts
+itself is that of the move in hand, from the arrival of its ``respond``. The budget
+handed to the player leaves out a safety margin (the line time of a respond and a
+reply at the port's rate, plus scheduling jitter); ``ThinkRequest.deadline`` marks the
+same point in time.
 
 A player that stays. After ``disconnect`` the session keeps its line and signs on
 every :data:`SIGN_ON_RETRY` seconds until a ``reset`` comes (PROTOCOL.md 4): the next
@@ -35,24 +40,26 @@ too.
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any
 
 import chess
 
+from serialref.client.clocks import SAFETY_MARGIN
 from serialref.client.following import FollowedGame
-from serialref.client.players import Decision, ThinkingBudget, ThinkRequest
-from serialref.client.replies import reply_in_finished_position, reply_to
-from serialref.client.respond import ReportedClocks, RespondLine, read_respond, reported_clocks
-from serialref.clock import side_index
+from serialref.client.players import Decision, ThinkRequest
+from serialref.client.replies import reply_in_finished_position
+from serialref.client.respond import read_respond
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.errors import ConfigError, EngineError, MissingExtraError, ProtocolError, escape
+from serialref.errors import EngineError, MissingExtraError, ProtocolError, escape
 from serialref.records import (
     Refcom,
     player_fault,
@@ -60,25 +67,134 @@ from serialref.records import (
     sign_off,
     sign_on,
 )
-from serialref.rules import rules_of_tags
-from serialref.timecontrol import TimeControl
+from serialref.statetable import StateTable
 
-__all__ = ["SAFETY_MARGIN", "SIGN_ON_RETRY", "PlayerSession", "SessionOutput"]
+__all__ = [
+    "SIGN_ON_RETRY",
+    "STATES",
+    "TRANSITIONS",
+    "PlayerSession",
+    "PlayerState",
+    "SessionOutput",
+]
 
 LOGGER = logging.getLogger(__name__)
 
 SIGN_ON_RETRY = 5.0
 """Seconds without a ``reset`` after which ``sign_on`` is sent again (PROTOCOL.md 4)."""
 
-SAFETY_MARGIN = 0.1
-"""Seconds kept back from the clock for scheduling jitter and for stopping an engine.
 
-It must hold the engine's grace to answer ``stop`` (0.05 s), the lateness of the
-client's timer and the work of sending the reply. Measured on the 2-core development
-machine at a load of 3: timers fire 0.13 ms late (median), 0.9 ms (p99), 4.7 ms at
-worst; GNU Chess answers ``?`` within 8 ms, Stockfish ``stop`` within 1 ms. The
-runner adds the line time of a respond and a reply on a real serial line.
-"""
+class PlayerState(enum.Enum):
+    """Where the player stands with the referee, as its session sees it."""
+
+    OFFLINE = "offline"  # nothing sent yet
+    SIGNING_ON = "signing on"  # sign_on sent, no reset has answered it yet (8.2.4)
+    WAITING = "waiting for a referee"  # signing on every 5 s, and the log has said so
+    REJOINING = "rejoining"  # signed on, sign_on sent again: the restore is awaited (PROTOCOL.md 6)
+    RESETTING = "resetting"  # reset came: a game begins, its first inform announces it (8.1.6)
+    SIGNED_ON = "signed on"  # its game announced (in play or over), or none yet after a restore
+    FINISHED = "finished"  # disconnect to a session that plays once, or sign_off: nothing more
+
+
+_P = PlayerState
+_UNANSWERED = [_P.SIGNING_ON, _P.WAITING, _P.REJOINING]
+_NOT_SIGNED_ON = [_P.OFFLINE, _P.SIGNING_ON, _P.WAITING]
+_IN_TOUCH = [_P.REJOINING, _P.RESETTING, _P.SIGNED_ON]
+_ON_LINE = [*_NOT_SIGNED_ON, *_IN_TOUCH]
+_ANY = list(PlayerState)
+
+STATES: list[dict[str, Any]] = [
+    *({"name": state} for state in (_P.OFFLINE, _P.RESETTING, _P.SIGNED_ON)),
+    # Nothing reaches a finished session.
+    {"name": _P.FINISHED, "ignore_invalid_triggers": True},
+    # PROTOCOL.md 4: while a sign_on awaits its reset, it is sent again every 5 s.
+    *(
+        {"name": state, "on_enter": "_await_reset", "on_exit": "_stop_awaiting_reset"}
+        for state in _UNANSWERED
+    ),
+]
+
+# Rows are tried in order: the first whose source holds the state and whose conditions
+# hold fires. "_abandon" marks what ends the request in hand (PROTOCOL.md 7): a reply
+# answers one respond, and once the referee has moved on, the search for it stops.
+TRANSITIONS: list[dict[str, Any]] = [
+    # 8.2.4 sign_on: the line was opened: the player registers; the referee answers reset.
+    {"trigger": "line_opened", "source": [_P.OFFLINE, _P.SIGNING_ON], "dest": _P.SIGNING_ON,
+     "before": "_abandon", "after": "_send_sign_on"},
+    {"trigger": "line_opened", "source": _P.WAITING, "dest": _P.WAITING, "before": "_abandon",
+     "after": "_send_sign_on"},
+    # PROTOCOL.md 4, 6: the line was opened again while signed on: the referee restores the game.
+    {"trigger": "line_opened", "source": _IN_TOUCH, "dest": _P.REJOINING, "before": "_abandon",
+     "after": "_send_sign_on"},
+    # PROTOCOL.md 4: no reset within 5 s (a port opened after the sign_on has lost it): sign
+    # on again, and say once that the client waits for a referee.
+    {"trigger": "retry_deadline_passed", "source": [_P.SIGNING_ON, _P.REJOINING],
+     "dest": _P.WAITING, "conditions": "_reset_overdue", "before": "_abandon",
+     "after": ["_say_waiting", "_send_sign_on"]},
+    {"trigger": "retry_deadline_passed", "source": _P.WAITING, "dest": _P.WAITING,
+     "conditions": "_reset_overdue", "before": "_abandon",
+     "after": ["_say_no_reset", "_send_sign_on"]},
+    {"trigger": "retry_deadline_passed", "source": _ANY, "dest": None},
+    # 8.1.6 reset, PROTOCOL.md 4: the referee answers the sign_on; a game begins.
+    {"trigger": "reset_received", "source": _NOT_SIGNED_ON, "dest": _P.RESETTING,
+     "before": "_abandon", "after": ["_say_signed_on", "_start_game"]},
+    # 8.1.6 reset, PROTOCOL.md 6: the next game, or the restore of this one.
+    {"trigger": "reset_received", "source": _IN_TOUCH, "dest": _P.RESETTING,
+     "before": "_abandon", "after": "_start_game"},
+    # 8.1.5 inform: the first after reset announces the game, played by its Variant tag.
+    {"trigger": "inform_received", "source": _P.RESETTING, "dest": _P.SIGNED_ON,
+     "after": "_announce_game"},
+    {"trigger": "inform_received", "source": _ON_LINE, "dest": None, "after": "_follow_variant"},
+    # 8.1.7 respond: the player is asked for a move in the position the record names
+    # (8, step 10: none in a mated or stalemated one, whose reply has no move).
+    {"trigger": "respond_received", "source": _ON_LINE, "dest": None, "before": "_abandon",
+     "after": "_hand_over"},
+    # 8.1.3 execute: the game goes on by a move (how a restore replays it).
+    {"trigger": "execute_received", "source": _ON_LINE, "dest": None, "before": "_abandon",
+     "after": "_follow"},
+    # 8.1.1 conclude: the game is over.
+    {"trigger": "conclude_received", "source": _ON_LINE, "dest": None, "before": "_abandon",
+     "after": "_say_game_over"},
+    # 8.1.4 fault, PROTOCOL.md 3: the player counts as signed off, so it signs on again.
+    {"trigger": "fault_received", "source": _ON_LINE, "dest": _P.SIGNING_ON,
+     "before": "_abandon", "after": ["_say_referee_fault", "_send_sign_on"]},
+    # 8.1.2 disconnect: the referee talks no more. A session that plays once is finished;
+    # PROTOCOL.md 4 (1.2): any other stays on its line and signs on every 5 s until a reset.
+    {"trigger": "disconnect_received", "source": _ON_LINE, "dest": _P.FINISHED,
+     "conditions": "_plays_once", "before": "_abandon", "after": "_finish"},
+    {"trigger": "disconnect_received", "source": _ON_LINE, "dest": _P.WAITING,
+     "before": "_abandon", "after": "_say_staying"},
+    # 8.2.2 reply: the answer to the respond in hand goes out; one to any other is dropped.
+    {"trigger": "player_answered", "source": _ON_LINE, "dest": None, "conditions": "_is_pending",
+     "after": "_send_reply"},
+    {"trigger": "player_answered", "source": _ANY, "dest": None, "after": "_drop_answer"},
+    # PROTOCOL.md 6: the player failed on the request in hand and was started again: it
+    # signs on again, as on a line opened again, and the referee replays the game to it.
+    {"trigger": "player_back", "source": _ON_LINE, "dest": None, "conditions": "_is_pending",
+     "after": "_sign_on_again"},
+    {"trigger": "player_back", "source": _ANY, "dest": None},
+    # 8.2.1 fault: the player cannot go on; the referee hears why.
+    {"trigger": "player_gone", "source": _ON_LINE, "dest": None, "before": "_abandon",
+     "after": "_send_fault"},
+    # 8.2.3 sign_off: the client is being stopped.
+    {"trigger": "stop_requested", "source": _ON_LINE, "dest": _P.FINISHED, "before": "_abandon",
+     "after": "_send_sign_off"},
+]  # fmt: skip
+
+
+_TABLE = StateTable(PlayerState, STATES, TRANSITIONS)
+"""The table as the session runs it, row by row (:mod:`serialref.statetable` says why)."""
+
+
+_TRIGGERS = {
+    Refcom.RESET: "reset_received",
+    Refcom.INFORM: "inform_received",
+    Refcom.EXECUTE: "execute_received",
+    Refcom.CONCLUDE: "conclude_received",
+    Refcom.FAULT: "fault_received",
+    Refcom.DISCONNECT: "disconnect_received",
+}
+"""The trigger a command fires with its record; a ``respond``'s fires once it was followed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +212,22 @@ class SessionOutput:
     think: ThinkRequest | None = None
     stop: bool = False
     finished: bool = False
+
+
+class _Output:
+    """A :class:`SessionOutput` being gathered while the machine runs one trigger."""
+
+    __slots__ = ("finished", "lines", "new_game", "stop", "think")
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.new_game: object | None = None
+        self.think: ThinkRequest | None = None
+        self.stop = False
+        self.finished = False
+
+    def done(self) -> SessionOutput:
+        return SessionOutput(tuple(self.lines), self.new_game, self.think, self.stop, self.finished)
 
 
 class PlayerSession:
@@ -137,24 +269,17 @@ class PlayerSession:
         self._claim_draws = claim_draws
         self._sign_on_retry = sign_on_retry
         self._safety_margin = safety_margin
-        self._sign_on_due: float | None = None
-        self._signed_on = False
-        # Whether the log already says the session is waiting for a referee.
-        self._waiting_told = False
-        self._finished = False
+        self._sign_on_due = math.inf
         self._followed = FollowedGame()
-        self._start_ply = 0
-        self._tags: dict[str, str] = {}
-        self._control: TimeControl | None = None
-        self._clocks = ReportedClocks()
-        self._game: object = object()
-        self._game_announced = False
         self._pending: ThinkRequest | None = None
+        self._output = _Output()
+        self.state = PlayerState.OFFLINE
 
     @property
     def finished(self) -> bool:
-        """True once the referee sent ``disconnect`` to a session that plays ``once``."""
-        return self._finished
+        """True once the session is over: ``disconnect`` came to a session that plays
+        ``once``, or it signed off."""
+        return self.state is PlayerState.FINISHED
 
     @property
     def board(self) -> chess.Board:
@@ -164,7 +289,7 @@ class PlayerSession:
     @property
     def tags(self) -> dict[str, str]:
         """The PGN tags the referee sent for the current game."""
-        return dict(self._tags)
+        return dict(self._followed.tags)
 
     @property
     def pending(self) -> ThinkRequest | None:
@@ -173,20 +298,15 @@ class PlayerSession:
 
     def next_deadline(self) -> float | None:
         """When :meth:`deadline_passed` must be called (clock reading), or ``None``."""
-        return self._sign_on_due
+        return self._sign_on_due if math.isfinite(self._sign_on_due) else None
 
     def sign_on(self) -> SessionOutput:
         """Register with the referee; the retry deadline starts now."""
-        self._sign_on_due = self._clock() + self._sign_on_retry
-        stop = self._abandon()
-        record = sign_on(self._followed.board, self._name, token=self._token)
-        return SessionOutput(lines=(format_record(record),), stop=stop)
+        return self._run("line_opened")
 
     def sign_off(self) -> SessionOutput:
         """Leave the referee (on shutdown); nothing is expected back."""
-        self._sign_on_due = None
-        stop = self._abandon()
-        return SessionOutput(lines=(format_record(sign_off(self._followed.board)),), stop=stop)
+        return self._run("stop_requested")
 
     def deadline_passed(self) -> SessionOutput:
         """Sign on again if the referee has not answered the last ``sign_on`` in time.
@@ -194,18 +314,7 @@ class PlayerSession:
         Pyserial discards input already waiting when a port is opened, so a
         ``sign_on`` sent before the referee opened its end is lost for good.
         """
-        if self._sign_on_due is None or self._clock() < self._sign_on_due:
-            return SessionOutput()
-        if self._waiting_told:
-            LOGGER.debug("no reset within %.0f s of sign_on: signing on again", self._sign_on_retry)
-        else:
-            self._waiting_told = True
-            LOGGER.info(
-                "no referee on %s yet: signing on every %.0f s",
-                escape(self._port),
-                self._sign_on_retry,
-            )
-        return self.sign_on()
+        return self._run("retry_deadline_passed")
 
     def line_received(self, text: str, at: float | None = None) -> SessionOutput:
         """Act on one line from the referee, which arrived at ``at`` (default: now).
@@ -214,20 +323,26 @@ class PlayerSession:
         game, as the referee writes it, is read without the general EPD reader.
         """
         arrived = self._clock() if at is None else at
+        self._output = output = _Output()
         respond = read_respond(text)
-        if respond is not None:
-            output = self._respond_directly(respond, arrived)
-            if output is not None:
-                return output
+        if respond is not None and self._followed.follow_respond(respond):
+            self._ask(arrived, draw_offered=respond.draw_offer)
+            return output.done()
         try:
             record = parse_record(text)
             command = referee_command(record)
         except ProtocolError as exc:
             LOGGER.warning("ignored a line from the referee: %s: %s", exc, escape(text))
-            return SessionOutput()
+            return output.done()
         if command is not Refcom.RESET:  # a reset first forgets the previous game's
-            self._take_tags_and_clocks(record)
-        return self._HANDLERS[command](self, record, arrived)
+            self._followed.take(record)
+        if command is not Refcom.RESPOND:
+            _TABLE.fire(self, _TRIGGERS[command], record)
+        elif self._followed.follow(record):
+            self._ask(arrived, draw_offered="draw_offer" in record)
+        else:
+            _TABLE.fire(self, "respond_received", None)
+        return output.done()
 
     def prepare(self) -> None:
         """Work out now what the next record will need, while nothing waits for it.
@@ -240,11 +355,7 @@ class PlayerSession:
 
     def decision_made(self, request: ThinkRequest, decision: Decision) -> SessionOutput:
         """The player's answer to ``request``: the reply, or nothing if it is stale."""
-        if request is not self._pending:
-            LOGGER.debug("dropped the answer to a request the referee no longer waits for")
-            return SessionOutput()
-        self._pending = None
-        return self._answer(decision, request.draw_offered)
+        return self._run("player_answered", request, decision)
 
     def player_restarted(self, request: ThinkRequest) -> SessionOutput:
         """The player failed on ``request`` and was restarted: sign on again if it was current.
@@ -252,235 +363,168 @@ class PlayerSession:
         A restarted engine has lost the game, and the sign-on makes the referee replay
         it (PROTOCOL.md 6: reset, inform, one execute per move, respond).
         """
-        if request is not self._pending:
-            return SessionOutput()
-        return self.sign_on()
+        return self._run("player_back", request)
 
     def player_lost(self, reason: str) -> SessionOutput:
         """The player failed and cannot be restarted: the referee hears of a fault."""
-        stop = self._abandon()
-        LOGGER.error("reporting a fault to the referee: %s", reason)
-        return SessionOutput(
-            lines=(format_record(player_fault(self._followed.board, reason)),), stop=stop
-        )
+        return self._run("player_gone", reason)
 
-    # -- referee commands (spec 8.1, PROTOCOL.md 3) ----------------------------------
+    def _run(self, trigger: str, *args: Any) -> SessionOutput:
+        """Fire ``trigger`` and return what its callbacks asked of the runner."""
+        self._output = output = _Output()
+        _TABLE.fire(self, trigger, *args)
+        return output.done()
 
-    def _reset(self, record: EpdRecord, at: float) -> SessionOutput:
-        self._sign_on_due = None
-        if not self._signed_on:
-            self._signed_on = True
-            self._waiting_told = False
-            LOGGER.info(
-                "the referee answered on %s: signed on as %s",
-                escape(self._port),
-                escape(self._name),
-            )
-        stop = self._abandon()
-        # A new game even when its position is not usable yet: a variant's position is
-        # read once inform names the variant (and an unusable one is not followed).
-        self._followed.start(record)
+    def _ask(self, at: float, *, draw_offered: bool) -> None:
+        """The ``respond``'s request for a move in the current position, if one can be made.
+
+        Spec 8 step 10: a mated or stalemated client produces no move; its reply says so.
+        """
         board = self._followed.board
-        self._start_ply = _ply(board)
-        self._tags = {}
-        self._control = None
-        self._clocks = ReportedClocks()
-        self._game = object()
-        self._game_announced = False
-        LOGGER.debug("new game from %s", board.fen())
-        self._take_tags_and_clocks(record)
-        return SessionOutput(stop=stop, new_game=self._game)
-
-    def _inform(self, record: EpdRecord, at: float) -> SessionOutput:
-        try:
-            self._follow_variant()
-        except MissingExtraError as exc:
-            # A variant this install cannot play: the referee ends the game without a
-            # loser (an emergency) rather than waiting for moves that cannot come; the
-            # game's closing inform then needs no second word.
-            if self._game_announced:
-                return SessionOutput()
-            self._game_announced = True
-            return self.player_lost(str(exc))
-        if not self._game_announced:
-            self._game_announced = True
-            LOGGER.info(
-                "game started: round %s, %s - %s, time control %s",
-                escape(self._tags.get("Round", "?")),
-                escape(self._tags.get("White", "?")),
-                escape(self._tags.get("Black", "?")),
-                escape(self._tags.get("TimeControl", "not given")),
-            )
-        return SessionOutput()
-
-    def _follow_variant(self) -> None:
-        """Play by the rules the ``Variant`` tag names (a reset alone does not say them)."""
-        try:
-            rules = rules_of_tags(self._tags)
-        except ConfigError as exc:
-            LOGGER.warning("ignored the Variant tag: %s", exc)
+        if any(board.generate_legal_moves()):
+            margin = self._safety_margin
+            request = self._followed.request(at, draw_offered=draw_offered, safety_margin=margin)
+            _TABLE.fire(self, "respond_received", request)
             return
-        if self._followed.play_by(rules):
-            self._start_ply = _ply(self._followed.board)
+        LOGGER.warning("asked to move in a finished position: %s", board.fen())
+        self._output.lines.append(format_record(reply_in_finished_position(board)))
+        _TABLE.fire(self, "respond_received", None)
 
-    def _respond(self, record: EpdRecord, at: float) -> SessionOutput:
-        stop = self._abandon()
-        if not self._followed.follow(record):
-            return SessionOutput(stop=stop)
-        return self._ask(at, draw_offered="draw_offer" in record, stop=stop)
+    # -- conditions ---------------------------------------------------------------------
 
-    def _respond_directly(self, respond: RespondLine, at: float) -> SessionOutput | None:
-        """The common ``respond``, read without the EPD reader; None for any other."""
-        if not self._followed.follow_respond(respond):
-            return None
-        self._clocks = respond.clocks
-        return self._ask(at, draw_offered=respond.draw_offer, stop=self._abandon())
+    def _reset_overdue(self) -> bool:
+        return self._clock() >= self._sign_on_due
 
-    def _ask(self, at: float, *, draw_offered: bool, stop: bool) -> SessionOutput:
-        """Hand the player the current position to move in (the ``respond``'s request)."""
-        board = self._followed.board
-        if not any(board.generate_legal_moves()):
-            # Spec 8 step 10: no move is produced when the client is mated or stalemated.
-            LOGGER.warning("asked to move in a finished position: %s", board.fen())
-            return SessionOutput(lines=(format_record(reply_in_finished_position(board)),))
-        budget = self._budget()
-        mine = budget.remaining[side_index(board.turn)]
-        self._pending = ThinkRequest(
-            board=board,
-            budget=budget,
-            draw_offered=draw_offered,
-            tags=dict(self._tags),
-            game=self._game,
-            deadline=at + mine if math.isfinite(mine) else None,
-        )
-        return SessionOutput(think=self._pending, stop=stop)
+    def _plays_once(self, record: EpdRecord) -> bool:
+        return self._once
 
-    def _execute(self, record: EpdRecord, at: float) -> SessionOutput:
-        stop = self._abandon()
-        self._followed.follow(record)
-        return SessionOutput(stop=stop)
+    def _is_pending(self, request: ThinkRequest, *_: Any) -> bool:
+        return request is self._pending
 
-    def _conclude(self, record: EpdRecord, at: float) -> SessionOutput:
-        stop = self._abandon()
+    # -- callbacks: signing on ------------------------------------------------------------
+
+    def _await_reset(self, *_: Any) -> None:
+        """A ``sign_on`` awaits its ``reset``: it is sent again if none comes in time."""
+        self._sign_on_due = self._clock() + self._sign_on_retry
+
+    def _stop_awaiting_reset(self, *_: Any) -> None:
+        self._sign_on_due = math.inf
+
+    def _sign_on_again(self, request: ThinkRequest) -> None:
+        _TABLE.fire(self, "line_opened")
+
+    def _send_sign_on(self, *_: Any) -> None:
+        record = sign_on(self._followed.board, self._name, token=self._token)
+        self._output.lines.append(format_record(record))
+
+    def _say_waiting(self) -> None:
         LOGGER.info(
-            "game over: %s (%s)",
-            escape(self._tags.get("Result", "*")),
-            escape(self._tags.get("Termination", "no termination given")),
+            "no referee on %s yet: signing on every %.0f s",
+            escape(self._port),
+            self._sign_on_retry,
         )
-        return SessionOutput(stop=stop)
 
-    def _referee_fault(self, record: EpdRecord, at: float) -> SessionOutput:
+    def _say_no_reset(self) -> None:
+        LOGGER.debug("no reset within %.0f s of sign_on: signing on again", self._sign_on_retry)
+
+    def _say_signed_on(self, record: EpdRecord) -> None:
+        LOGGER.info(
+            "the referee answered on %s: signed on as %s",
+            escape(self._port),
+            escape(self._name),
+        )
+
+    def _say_referee_fault(self, record: EpdRecord) -> None:
         reason = " ".join(record.operand_texts("c0")) or "no reason given"
         LOGGER.error(
             "THE REFEREE REPORTS A FAULT: %s. The operator must look at the referee; "
             "signing on again.",
             escape(reason),
         )
-        self._signed_on = False
-        return self.sign_on()
 
-    def _disconnect(self, record: EpdRecord, at: float) -> SessionOutput:
-        stop = self._abandon()
-        self._signed_on = False
-        if self._once:
-            LOGGER.info("the referee disconnected")
-            self._finished = True
-            self._sign_on_due = None
-            return SessionOutput(stop=stop, finished=True)
+    def _say_staying(self, record: EpdRecord) -> None:
         # The referee has closed its end or is about to: the first sign_on waits a while.
-        self._sign_on_due = self._clock() + self._sign_on_retry
-        self._waiting_told = True
         LOGGER.info(
             "the referee disconnected: staying on %s for its next match, signing on every %.0f s",
             escape(self._port),
             self._sign_on_retry,
         )
-        return SessionOutput(stop=stop)
 
-    _HANDLERS: ClassVar[
-        Mapping[Refcom, Callable[[PlayerSession, EpdRecord, float], SessionOutput]]
-    ] = {
-        Refcom.RESET: _reset,
-        Refcom.INFORM: _inform,
-        Refcom.RESPOND: _respond,
-        Refcom.EXECUTE: _execute,
-        Refcom.CONCLUDE: _conclude,
-        Refcom.FAULT: _referee_fault,
-        Refcom.DISCONNECT: _disconnect,
-    }
+    def _finish(self, record: EpdRecord) -> None:
+        LOGGER.info("the referee disconnected")
+        self._output.finished = True
 
-    # -- the game ---------------------------------------------------------------------
+    def _send_sign_off(self) -> None:
+        self._output.lines.append(format_record(sign_off(self._followed.board)))
 
-    def _abandon(self) -> bool:
-        """Forget the request in progress; True if there was one (its search must stop)."""
-        abandoned, self._pending = self._pending is not None, None
-        return abandoned
+    # -- callbacks: the game ----------------------------------------------------------------
 
-    def _take_tags_and_clocks(self, record: EpdRecord) -> None:
-        """Spec 8.1 and 8.1.5: the clocks and ``ptp`` count on whichever record carries them.
+    def _start_game(self, record: EpdRecord) -> None:
+        """A new game from the reset's position, its tags and clocks forgotten."""
+        # A new game even when its position is not usable yet: a variant's position is
+        # read once inform names the variant (and an unusable one is not followed).
+        self._followed.start(record)
+        self._output.new_game = self._followed.game
+        LOGGER.debug("new game from %s", self._followed.board.fen())
 
-        The strict parser has already checked ``ptp`` and ``cc``.
-        """
-        if "ptp" in record:
-            pairs = record.tag_pairs("ptp")
-            self._tags.update(pairs)
-            if any(name == "TimeControl" for name, _ in pairs):
-                self._control = _time_control(self._tags["TimeControl"])
-            LOGGER.debug("tags: %s", escape(str(self._tags)))
-        clocks = reported_clocks(record)
-        if clocks is not None:
-            self._clocks = clocks
+    def _follow(self, record: EpdRecord) -> None:
+        self._followed.follow(record)
 
-    def _budget(self) -> ThinkingBudget:
-        """The clocks for the side to move (this player), from the referee's last report.
-
-        The player's time used is the most the report allows, plus the safety margin,
-        so the player's clock ends where the deadline is.
-        """
-        board = self._followed.board
-        plies = max(0, _ply(board) - self._start_ply)
-        first_mover_moves, second_mover_moves = (plies + 1) // 2, plies // 2
-        white_started = self._start_ply % 2 == 0
-        moves_made = (
-            (first_mover_moves, second_mover_moves)
-            if white_started
-            else (second_mover_moves, first_mover_moves)
-        )
-        mine = side_index(board.turn)
-        consumed = [value / 1000 for value in self._clocks.consumed_ms]
-        consumed[mine] = self._clocks.most_consumed(mine) + self._safety_margin
-        return ThinkingBudget.from_clocks(
-            self._control,
-            consumed=(consumed[0], consumed[1]),
-            moves_made=moves_made,
-            turn=board.turn,
-        )
-
-    def _answer(self, decision: Decision, draw_offered: bool) -> SessionOutput:
-        """The ``reply`` for ``decision``; a decision that cannot be sent is a fault."""
+    def _announce_game(self, record: EpdRecord) -> None:
+        """The game's first ``inform``: say that it started, by the rules it names."""
         try:
-            line, move = reply_to(
-                self._followed.board,
-                decision,
-                draw_offered=draw_offered,
-                claim_draws=self._claim_draws,
-                position=self._followed.position_fields(),
-            )
+            self._followed.play_by_tags()
+        except MissingExtraError as exc:
+            # A variant this install cannot play: the referee ends the game without a
+            # loser (an emergency) rather than waiting for moves that cannot come; the
+            # game's closing inform then needs no second word.
+            self._send_fault(str(exc))
+            return
+        tags = self._followed.tags
+        LOGGER.info(
+            "game started: round %s, %s - %s, time control %s",
+            escape(tags.get("Round", "?")),
+            escape(tags.get("White", "?")),
+            escape(tags.get("Black", "?")),
+            escape(tags.get("TimeControl", "not given")),
+        )
+
+    def _follow_variant(self, record: EpdRecord) -> None:
+        """A later ``inform``: the rules it names, if they can be played, count still."""
+        with contextlib.suppress(MissingExtraError):  # reported at the game's first inform
+            self._followed.play_by_tags()
+
+    def _abandon(self, *_: Any) -> None:
+        """The request in hand, if any, is no longer wanted: its search must stop."""
+        self._output.stop = self._pending is not None
+        self._pending = None
+
+    def _hand_over(self, request: ThinkRequest | None) -> None:
+        """The player thinks on ``request``, if the ``respond`` asked for a move."""
+        self._pending = self._output.think = request
+
+    def _send_reply(self, request: ThinkRequest, decision: Decision) -> None:
+        """The ``reply`` for ``decision``; a decision that cannot be sent is a fault."""
+        self._pending = None
+        try:
+            line = self._followed.reply(request, decision, claim_draws=self._claim_draws)
         except EngineError as exc:
-            return self.player_lost(str(exc))
-        if move is not None:
-            self._followed.push_later(move)
-        return SessionOutput(lines=(line,))
+            self._send_fault(str(exc))
+            return
+        self._output.lines.append(line)
 
+    def _drop_answer(self, request: ThinkRequest, decision: Decision) -> None:
+        LOGGER.debug("dropped the answer to a request the referee no longer waits for")
 
-def _ply(board: chess.Board) -> int:
-    """Half-moves since the start of a game that began with White at move 1."""
-    return 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK)
+    def _say_game_over(self, record: EpdRecord) -> None:
+        tags = self._followed.tags
+        LOGGER.info(
+            "game over: %s (%s)",
+            escape(tags.get("Result", "*")),
+            escape(tags.get("Termination", "no termination given")),
+        )
 
-
-def _time_control(text: str) -> TimeControl | None:
-    try:
-        return TimeControl.parse(text)
-    except ConfigError as exc:
-        LOGGER.warning("ignored the TimeControl tag: %s", exc)
-        return None
+    def _send_fault(self, reason: str) -> None:
+        LOGGER.error("reporting a fault to the referee: %s", reason)
+        record = player_fault(self._followed.board, reason)
+        self._output.lines.append(format_record(record))

@@ -38,7 +38,7 @@ from typing import Any
 
 import chess.engine
 
-from serialref.client.protocols import UciEngine
+from serialref.client.uci import UciEngine
 from serialref.client.xboard import XBoardEngine
 from serialref.errors import EngineError, escape
 

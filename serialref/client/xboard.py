@@ -1,5 +1,5 @@
 """The XBoard dialect: python-chess's XBoard protocol with the client's additions
-(:mod:`serialref.client.protocols`) and Debian's GNU Chess's allowances.
+(:mod:`serialref.client.dialect`) and Debian's GNU Chess's allowances.
 
 GNU Chess 6 (Debian's ``gnuchess``) needs four allowances more, all in
 :class:`XBoardEngine`. Its start-up can drop the line that follows the first one: its
@@ -39,7 +39,7 @@ import re
 import chess
 import chess.engine
 
-from serialref.client.protocols import (
+from serialref.client.dialect import (
     FEATURE,
     NUDGE_INTERVAL,
     PROGRESS,

@@ -19,13 +19,13 @@ from pathlib import Path
 import chess
 import chess.pgn
 import pytest
-from clientthread import ClientThread
+from clientthread import ClientThread, client_on, read_request
+from enginetools import fake_uci
 
 from serialref import records
 from serialref.client import make_builtin_player
 from serialref.client.players import Decision, RandomPlayer, ThinkRequest
 from serialref.client.runner import run_client
-from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.errors import PortOpenError, RecorderError
@@ -34,32 +34,8 @@ from serialref.testing import Peer, null_modem_cable
 TIMEOUT = 5.0
 
 
-@contextmanager
-def client_on(port: str, peer: Peer | None = None, **options: object) -> Iterator[ClientThread]:
-    """Run a random player on ``port``; make sure it ends (disconnect) when the test does."""
-    options.setdefault("name", "Tester")
-
-    def run() -> int:
-        return run_client(port, RandomPlayer(1), once=True, **options)  # type: ignore[arg-type]
-
-    client = ClientThread(run)
-    client.start()
-    try:
-        yield client
-    finally:
-        if peer is not None and client.exit_code is None:
-            peer.send_line(line(records.disconnect(chess.Board())))
-        client.result()
-
-
 def line(record: EpdRecord) -> str:
     return format_record(record)
-
-
-def read_request(peer: Peer) -> EpdRecord:
-    record = parse_record(peer.read_line(TIMEOUT))
-    assert "refreq" in record, record
-    return record
 
 
 def test_client_signs_on_plays_and_leaves_on_disconnect(
@@ -67,7 +43,7 @@ def test_client_signs_on_plays_and_leaves_on_disconnect(
 ) -> None:
     path, peer = null_modem
     log = tmp_path / "client.log"
-    with client_on(path, peer, log_path=log) as client:
+    with client_on(path, RandomPlayer(1), peer, name="Tester", log_path=log) as client:
         sign_on = read_request(peer)
         assert sign_on.operand_texts("refreq") == ("sign_on",)
         assert sign_on.operand_texts("tcsi") == ("", "Tester")
@@ -100,7 +76,7 @@ def test_client_signs_on_plays_and_leaves_on_disconnect(
 
 def test_noise_on_the_line_does_not_stop_the_client(null_modem: tuple[str, Peer]) -> None:
     path, peer = null_modem
-    with client_on(path, peer) as client:
+    with client_on(path, RandomPlayer(1), peer, name="Tester") as client:
         read_request(peer)
         peer.send_bytes(b"\x1b[2J\x00garbage\r\n")
         peer.send_line("not a record at all")
@@ -118,7 +94,7 @@ def test_sign_on_is_repeated_when_no_reset_comes(null_modem: tuple[str, Peer]) -
     def clock() -> float:
         return time.monotonic() + skew[0]
 
-    with client_on(path, peer, clock=clock):
+    with client_on(path, RandomPlayer(1), peer, name="Tester", clock=clock):
         assert read_request(peer).operand_texts("refreq") == ("sign_on",)
         skew[0] = 5.0
         peer.send_line("wake up")  # the client re-checks its deadline after any event
@@ -220,7 +196,6 @@ def test_factory_players_run_a_whole_exchange(null_modem: tuple[str, Peer]) -> N
 
 # -- a real client process with an engine that thinks until it is stopped ------------------
 
-ENGINES = Path(__file__).resolve().parents[1] / "engines"
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -230,9 +205,7 @@ class EngineClient:
     def __init__(self, port: str, directory: Path, behaviour: str = "obey-stop") -> None:
         self.engine_log = directory / "engine.log"
         self.client_log = directory / "client.log"
-        engine = shlex.join(
-            [sys.executable, str(ENGINES / "fake_uci.py"), behaviour, "cp 0", str(self.engine_log)]
-        )
+        engine = shlex.join(fake_uci(self.engine_log, behaviour, "cp 0"))
         command = ["client", port, "--engine", engine, "--once", "--log", str(self.client_log)]
         self.process = subprocess.Popen(
             [sys.executable, "-m", "serialref", *command],

@@ -29,12 +29,12 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
+from enginetools import fake_uci
 
 from serialref.cli import EXIT_INTERRUPTED
 from serialref.testing import null_modem_cable
 
 ROOT = Path(__file__).resolve().parents[2]
-FAKE_UCI = ROOT / "tests" / "engines" / "fake_uci.py"
 GAMES = 2
 RESIGN_AT = {"10+0.1": 16, "40/8:4+0.2": 43}
 """The trusting engine resigns at this move, well after it has used its time up."""
@@ -65,9 +65,7 @@ class TrustMatch:
         }
         self.clients: list[subprocess.Popen[bytes]] = []
         for cable, (name, behaviour) in zip(cables, engines.items(), strict=True):
-            engine = shlex.join(
-                [sys.executable, str(FAKE_UCI), behaviour, "cp 0", str(directory / f"{name}.uci")]
-            )
+            engine = shlex.join(fake_uci(directory / f"{name}.uci", behaviour, "cp 0"))
             self.clients.append(self._spawn([
                 sys.executable, "-m", "serialref", "client", cable.path_b, "--engine", engine,
                 "--resign-below", "900", "--resign-moves", "1",

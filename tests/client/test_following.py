@@ -5,13 +5,16 @@ from __future__ import annotations
 import logging
 
 import chess
+import chess.variant
 import pytest
 
 from serialref import records
 from serialref.client.following import FollowedGame
+from serialref.client.players import Decision
 from serialref.client.respond import read_respond
 from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
+from serialref.rules import find_rules
 
 
 def played(*sans: str) -> FollowedGame:
@@ -125,3 +128,58 @@ def test_an_impossible_position_is_refused_and_the_board_kept(
     assert not game.start(parse_record(kingless))
     assert "impossible position" in caplog.text
     assert len(game.board.move_stack) == 1
+
+
+def test_the_client_reads_the_reset_again_by_the_rules_inform_names() -> None:
+    game = FollowedGame()
+    zh = chess.variant.CrazyhouseBoard(
+        "rnbqkb1r/ppp2ppp/5p2/3p4/8/8/PPPP1PPP/RNBQKBNR[Np] w KQkq - 0 4"
+    )
+    assert not game.start(parse_record(format_record(records.reset(zh))))  # not standard chess
+    assert game.play_by(find_rules("crazyhouse"))
+    assert type(game.board) is chess.variant.CrazyhouseBoard
+    assert game.board.fen() == zh.fen()
+    assert not game.play_by(find_rules("crazyhouse"))  # already so
+    atomic = chess.variant.AtomicBoard()
+    assert game.start(parse_record(format_record(records.reset(atomic))))  # looks standard
+    assert type(game.board) is chess.Board
+    assert game.play_by(find_rules("atomic"))
+    assert type(game.board) is chess.variant.AtomicBoard
+
+
+def test_a_reset_forgets_the_last_games_tags_and_clocks() -> None:
+    game = FollowedGame()
+    game.start(parse_record(format_record(records.reset(chess.Board()))))
+    first = game.game
+    game.take(parse_record(format_record(records.inform(chess.Board(), [("Round", "1")]))))
+    assert game.tags == {"Round": "1"}
+    game.start(parse_record(format_record(records.reset(chess.Board()))))
+    assert game.tags == {}
+    assert game.game is not first
+
+
+def test_the_request_names_the_game_its_tags_and_its_deadline() -> None:
+    game = FollowedGame()
+    game.start(parse_record(format_record(records.reset(chess.Board()))))
+    tags = [("TimeControl", "60+1"), ("White", "Alpha")]
+    game.take(parse_record(format_record(records.inform(chess.Board(), tags))))
+    respond = read_respond(format_record(records.respond(chess.Board(), (12_000, 0), None)))
+    assert respond is not None and game.follow_respond(respond)
+    request = game.request(100.0, draw_offered=True, safety_margin=0.5)
+    assert request.game is game.game and request.board is game.board
+    assert request.tags == {"TimeControl": "60+1", "White": "Alpha"}
+    assert request.draw_offered
+    assert request.deadline == pytest.approx(100.0 + 60 - 12 - 0.5)
+    untimed = FollowedGame()
+    assert untimed.request(100.0, draw_offered=False, safety_margin=0.5).deadline is None
+
+
+def test_a_reply_plays_its_move_once_the_line_has_gone() -> None:
+    game = played("e4")
+    request = game.request(0.0, draw_offered=False, safety_margin=0.0)
+    line = game.reply(request, Decision(chess.Move.from_uci("e7e5")), claim_draws=True)
+    assert line.startswith(
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 fmvn 1; hmvc 0;"
+    )
+    assert line.endswith("refreq reply; sm e5;")
+    assert game.board.move_stack[-1] == chess.Move.from_uci("e7e5")

@@ -9,10 +9,19 @@ from collections.abc import Iterable
 
 import chess
 import pytest
+from transitions import Machine
 
 from serialref import records
+from serialref.client.clocks import SAFETY_MARGIN
 from serialref.client.players import Analysis, Decision, ThinkRequest
-from serialref.client.session import SAFETY_MARGIN, SIGN_ON_RETRY, PlayerSession, SessionOutput
+from serialref.client.session import (
+    SIGN_ON_RETRY,
+    STATES,
+    TRANSITIONS,
+    PlayerSession,
+    PlayerState,
+    SessionOutput,
+)
 from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
@@ -732,3 +741,68 @@ def test_a_fractional_time_control_reaches_the_player() -> None:
     budget = output.think.budget
     assert budget.remaining == (120.5, 120.5)
     assert budget.moves_to_go == 40
+
+
+# -- where the player stands --------------------------------------------------------------
+
+
+def test_every_trigger_has_a_row_in_every_state_but_the_last() -> None:
+    """Whatever arrives, in whatever order, the table answers it: the client never stops
+    on a transition it lacks. A finished session ignores everything."""
+    machine = Machine(
+        model=None,
+        states=STATES,
+        transitions=TRANSITIONS,
+        initial=PlayerState.OFFLINE,
+        auto_transitions=False,
+    )
+    for state in PlayerState:
+        if state is PlayerState.FINISHED:
+            assert machine.get_state(state).ignore_invalid_triggers
+        else:
+            assert set(machine.get_triggers(state)) == set(machine.events), state
+
+
+def test_the_player_stands_where_the_referee_left_it() -> None:
+    clock = FakeClock()
+    session = PlayerSession("Scripted", clock=clock)
+    assert session.state is PlayerState.OFFLINE
+    session.sign_on()
+    assert session.state is PlayerState.SIGNING_ON
+    clock.now += SIGN_ON_RETRY
+    session.deadline_passed()
+    assert session.state is PlayerState.WAITING
+    session.line_received(line(records.reset(chess.Board())))
+    assert session.state is PlayerState.RESETTING
+    session.line_received(line(records.inform(chess.Board(), [("Round", "1")])))
+    assert session.state is PlayerState.SIGNED_ON
+    session.sign_on()  # the line came back in a game: the referee restores it
+    assert session.state is PlayerState.REJOINING
+    session.line_received(line(records.fault(chess.Board(), "disk full")))
+    assert session.state is PlayerState.SIGNING_ON
+    session.line_received(line(records.disconnect(chess.Board())))
+    assert session.state is PlayerState.WAITING
+    session.sign_off()
+    assert session.state is PlayerState.FINISHED
+    assert session.finished
+
+
+def test_a_finished_session_asks_nothing_of_its_player() -> None:
+    session = PlayerSession("Scripted", clock=FakeClock(), once=True)
+    session.sign_on()
+    session.line_received(line(records.reset(chess.Board())))
+    assert session.line_received(line(records.disconnect(chess.Board()))).finished
+    assert session.line_received(respond_line(chess.Board(), None)) == SessionOutput()
+    assert session.line_received(line(records.reset(chess.Board()))) == SessionOutput()
+    assert session.player_lost("gone") == SessionOutput()
+    assert session.sign_on() == SessionOutput()
+    assert session.next_deadline() is None
+
+
+def test_a_respond_that_asks_no_move_still_stops_the_search_in_hand() -> None:
+    game, request = pending_game()
+    mated = board_after("f2f3", "e7e5", "g2g4")
+    output = game.session.line_received(respond_line(mated, "d8h4"))
+    assert output.stop and output.think is None
+    assert only_record(output).operand_texts("refreq") == ("reply",)
+    assert game.session.decision_made(request, E4) == SessionOutput()

@@ -6,9 +6,11 @@ import chess
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import played_boards
 
 from serialref import records
-from serialref.client.respond import ReportedClocks, RespondLine, read_respond, reported_clocks
+from serialref.client.clocks import ReportedClocks, reported_clocks
+from serialref.client.respond import RespondLine, read_respond
 from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
 
@@ -18,12 +20,7 @@ START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
 @st.composite
 def responds(draw: st.DrawFn) -> tuple[chess.Board, tuple[int, int], str | None, bool]:
     """A position some random moves into a game, the clocks, and maybe a move made there."""
-    board = chess.Board()
-    for _ in range(draw(st.integers(0, 40))):
-        moves = sorted(board.legal_moves, key=chess.Move.uci)
-        if not moves:
-            break
-        board.push(draw(st.sampled_from(moves)))
+    board = draw(played_boards(40))
     moves = sorted(board.legal_moves, key=chess.Move.uci)
     san = board.san(draw(st.sampled_from(moves))) if moves and draw(st.booleans()) else None
     consumed = (draw(st.integers(0, 10**9)), draw(st.integers(0, 10**9)))

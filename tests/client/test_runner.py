@@ -11,18 +11,15 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import chess
 import pytest
-from clientthread import ClientThread
+from clientthread import client_on, read_request
 
 from serialref import records
 from serialref.client.players import Decision, GreedyPlayer, ThinkRequest
 from serialref.client.runner import EXIT_DISCONNECTED, EXIT_STOPPED, run_client
-from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.errors import EngineError, PortOpenError
@@ -51,32 +48,19 @@ class Player(GreedyPlayer):
         self.calls.append("close")
 
 
-@contextmanager
-def client(path: str, peer: Peer, player: Player, **options: object) -> Iterator[ClientThread]:
-    """The runner on ``path``; whatever the test does, it is disconnected and joined."""
-    thread = ClientThread(lambda: run_client(path, player, once=True, **options))  # type: ignore[arg-type]
-    thread.start()
-    try:
-        yield thread
-    finally:
-        if thread.running:
-            peer.send_line(line(records.disconnect(chess.Board())))
-        thread.result()
-
-
 def line(record: EpdRecord) -> str:
     return format_record(record)
 
 
 def request(peer: Peer) -> tuple[Refreq, EpdRecord]:
-    record = parse_record(peer.read_line(TIMEOUT))
+    record = read_request(peer)
     return records.player_request(record), record
 
 
 def test_it_signs_on_with_its_name(null_modem: tuple[str, Peer]) -> None:
     path, peer = null_modem
     player = Player()
-    with client(path, peer, player, name="Tester"):
+    with client_on(path, player, peer, name="Tester"):
         kind, sign_on = request(peer)
         assert kind is Refreq.SIGN_ON
         assert sign_on.operand_texts("tcsi") == ("", "Tester")
@@ -85,7 +69,7 @@ def test_it_signs_on_with_its_name(null_modem: tuple[str, Peer]) -> None:
 
 def test_without_a_name_the_player_names_itself(null_modem: tuple[str, Peer]) -> None:
     path, peer = null_modem
-    with client(path, peer, Player()):
+    with client_on(path, Player(), peer):
         _, sign_on = request(peer)
         assert records.sign_on_identity(sign_on).name == "serialref greedy"
 
@@ -95,7 +79,7 @@ def test_a_respond_is_answered_from_its_position_and_disconnect_ends_it(
 ) -> None:
     path, peer = null_modem
     player = Player()
-    with client(path, peer, player, name="Tester") as running:
+    with client_on(path, player, peer, name="Tester") as running:
         request(peer)
         board = chess.Board("4k3/8/8/3q4/8/8/8/3RK3 w - - 0 1")
         peer.send_line(line(records.reset(board)))
@@ -183,7 +167,7 @@ def test_the_transcript_goes_to_the_log_file_and_logging_is_left_as_it_was(
     package = logging.getLogger("serialref")
     before = (package.level, package.propagate, list(package.handlers))
     log = tmp_path / "client.log"
-    with client(path, peer, Player(), name="Tester", log_path=log):
+    with client_on(path, Player(), peer, name="Tester", log_path=log):
         _, sign_on = request(peer)
         peer.send_line("\x1b[2J noise")
     transcript = log.read_text(encoding="ascii")
@@ -225,7 +209,7 @@ def test_an_engine_that_fails_is_restarted_and_the_client_signs_on_again(
     # Signing on again makes the referee restore the game (PROTOCOL.md 6).
     path, peer = null_modem
     player = FailsOnce(restart_fails=False)
-    with client(path, peer, player, name="Tester"):
+    with client_on(path, player, peer, name="Tester"):
         request(peer)
         ask_first_move(peer)
         assert request(peer)[0] is Refreq.SIGN_ON
@@ -239,7 +223,7 @@ def test_an_engine_that_cannot_be_restarted_is_reported_as_a_fault(
 ) -> None:
     path, peer = null_modem
     player = FailsOnce(restart_fails=True)
-    with client(path, peer, player, name="Tester"):
+    with client_on(path, player, peer, name="Tester"):
         request(peer)
         ask_first_move(peer)
         kind, fault = request(peer)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -170,3 +171,19 @@ def test_a_start_up_that_stalls_is_tried_again(
     caplog.set_level(logging.INFO, logger="serialref.client.startup")
     assert run(scenario()) == "Fake Engine 1.0"
     assert "uci handshake stalled after 2.5 s; starting it again (attempt 1 of 4)" in caplog.text
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs or more")
+def test_an_engine_starts_on_one_cpu_and_plays_on_all(tmp_path: Path) -> None:
+    """GNU Chess's start-up race is won at once on one CPU (startup._set_cpus)."""
+    log = tmp_path / "uci.log"
+
+    async def scenario() -> set[int]:
+        async with running(uci_settings(log)) as player:
+            assert player.pid is not None
+            return os.sched_getaffinity(player.pid)
+
+    playing = run(scenario())
+    starting = {int(cpu) for cpu in log.with_suffix(".cpus").read_text().split()}
+    assert len(starting) == 1
+    assert playing == os.sched_getaffinity(0)

@@ -155,6 +155,13 @@ def test_factory_refuses_unknown_kinds() -> None:
         make_builtin_player("stockfish", None)
 
 
+def test_a_budget_is_the_clocks_as_an_engine_limit() -> None:
+    budget = ThinkingBudget(turn=chess.WHITE, remaining=(30.0, 20.0), increment=(1.0, 1.0))
+    limit = budget.limit()
+    assert limit is not None and limit.white_clock == 30.0 and limit.black_inc == 1.0
+    assert math.isinf(ThinkingBudget(turn=chess.WHITE).remaining[0])
+
+
 def test_untimed_budget_has_no_limit() -> None:
     for control in (None, TimeControl.parse("-"), TimeControl.parse("?")):
         budget = ThinkingBudget.from_clocks(

@@ -6,6 +6,7 @@ import chess
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import played_boards
 
 from serialref.client.players import Analysis, Decision
 from serialref.client.replies import reply_in_finished_position, reply_to
@@ -87,12 +88,7 @@ def test_a_finished_position_is_answered_without_a_move() -> None:
 @st.composite
 def positions_and_decisions(draw: st.DrawFn) -> tuple[chess.Board, Decision, bool]:
     """A position some random moves into a game, a legal move there and what may go with it."""
-    board = chess.Board()
-    for _ in range(draw(st.integers(0, 60))):
-        moves = sorted(board.legal_moves, key=chess.Move.uci)
-        if not moves:
-            break
-        board.push(draw(st.sampled_from(moves)))
+    board = draw(played_boards(60))
     moves = sorted(board.legal_moves, key=chess.Move.uci)
     move = draw(st.sampled_from(moves)) if moves else None
     pv: list[chess.Move] = []

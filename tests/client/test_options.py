@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import chess
 import chess.engine
 import pytest
 
 from serialref.client.options import EngineSettings, parse_engine_options
-from serialref.client.players import ThinkingBudget
 from serialref.errors import ConfigError
 
 
@@ -32,12 +29,8 @@ def test_settings_reject_two_limits_and_nonsense() -> None:
     assert EngineSettings.from_command_line("gnuchess --xboard").command == ("gnuchess", "--xboard")
 
 
-def test_limits_follow_the_clock_or_the_override() -> None:
-    budget = ThinkingBudget(turn=chess.WHITE, remaining=(30.0, 20.0), increment=(1.0, 1.0))
+def test_a_fixed_limit_is_the_override_given() -> None:
     assert EngineSettings(command=("x",), movetime=0.05).fixed_limit() == chess.engine.Limit(
         time=0.05
     )
     assert EngineSettings(command=("x",)).fixed_limit() is None
-    limit = budget.limit()
-    assert limit is not None and limit.white_clock == 30.0 and limit.black_inc == 1.0
-    assert math.isinf(ThinkingBudget(turn=chess.WHITE).remaining[0])
