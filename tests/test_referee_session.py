@@ -84,7 +84,7 @@ def test_a_reset_that_waits_in_the_port_keeps_the_last_time() -> None:
 def test_an_impossible_step_raises_for_a_seat_nobody_is_on(
     note: Callable[[PortSession], None], trigger: str
 ) -> None:
-    with pytest.raises(ProgrammingError, match=f"{trigger} is not possible when offline"):
+    with pytest.raises(ProgrammingError, match=f"{trigger} has no row when offline"):
         note(PortSession("a", "Alpha"))
 
 

@@ -56,8 +56,8 @@ from serialref.referee.publisher import Publisher
 from serialref.referee.resume import ResumePoint
 from serialref.referee.session import PortSession
 from serialref.referee.settings import PORTS, MatchSettings
-from serialref.referee.table import StateTable
 from serialref.result import Result
+from serialref.statetable import StateTable
 
 LOGGER = logging.getLogger(__name__)
 
@@ -125,7 +125,11 @@ TRANSITIONS: list[dict[str, Any]] = [
      "after": "_fault_everyone"},
 ]  # fmt: skip
 
-_TABLE = StateTable(MatchState, TRANSITIONS, after_change="_log_change")
+_TABLE = StateTable(
+    MatchState,
+    TRANSITIONS,
+    states=[{"name": state, "on_enter": "_log_change"} for state in MatchState],
+)
 
 
 class MatchReferee:
@@ -406,7 +410,7 @@ class MatchReferee:
         position = chess.Board() if game is None else game.sheet.recorded_position(unrecorded)
         disconnect_all(self.host, self.sessions, position, fault=STORAGE_FAILURE)
 
-    def _log_change(self) -> None:
+    def _log_change(self, *_: object) -> None:
         LOGGER.debug("match: %s", self.state.value)
 
     # ------------------------------------------------------------------ restore

@@ -22,7 +22,7 @@ import math
 from typing import Any
 
 from serialref.epd.record import EpdRecord
-from serialref.referee.table import StateTable
+from serialref.statetable import StateTable
 from serialref.wire.backoff import Backoff
 from serialref.wire.ratelimit import BurstLimit
 
@@ -65,7 +65,11 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "disconnect_sent", "source": _S.DISCONNECTED, "dest": None},
 ]
 
-_TABLE = StateTable(SessionState, TRANSITIONS, after_change="_log_change")
+_TABLE = StateTable(
+    SessionState,
+    TRANSITIONS,
+    states=[{"name": state, "on_enter": "_log_change"} for state in SessionState],
+)
 
 
 def reply_keys(fen: str) -> tuple[str, ...]:
@@ -99,7 +103,7 @@ class PortSession:
         self._game = 0
         self.sign_ons = SignOnPace()
 
-    def _log_change(self) -> None:
+    def _log_change(self, *_: object) -> None:
         if LOGGER.isEnabledFor(logging.DEBUG):
             LOGGER.debug("port %s: %s", self.port, self.state.value)
 

@@ -46,7 +46,7 @@ from serialref.referee.game.turn import (
 from serialref.referee.host import RefereeHost
 from serialref.referee.session import PortSession
 from serialref.referee.settings import PORTS, MatchSettings, OnInfraction, other_port
-from serialref.referee.table import StateTable
+from serialref.statetable import StateTable
 
 __all__ = ["TRANSITIONS", "GameOwner", "GameReferee"]
 
