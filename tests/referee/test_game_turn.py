@@ -15,7 +15,14 @@ from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
 from serialref.referee.adjudication import GameBoard, ReplyKind, Ruling, Termination, Verdict
 from serialref.referee.game.moveclock import MoveClock, Pause
-from serialref.referee.game.turn import FlagFell, Ignored, judge_turn, play, reply_out_of_turn
+from serialref.referee.game.turn import (
+    FlagFell,
+    Ignored,
+    decided_by_words,
+    judge_turn,
+    play,
+    reply_out_of_turn,
+)
 from serialref.referee.session import PortSession
 from serialref.timecontrol import TimeControl
 
@@ -124,3 +131,14 @@ def test_a_move_taken_stops_its_clock_and_records_how_the_clocks_stand() -> None
     assert played.remaining == pytest.approx((60 - 2.5 + 1, 60))
     assert (played.moves_made, played.analysis) == ((1, 0), {"ce": "31"})
     assert game.board.move_stack == [chess.Move.from_uci("e2e4")] and clock.running is None
+
+
+def test_a_resignation_or_an_agreement_decides_the_game_whatever_its_move() -> None:
+    resigned = Ruling(ReplyKind.RESIGN, "Black resigns", chess.Move.from_uci("e7e5"))
+    assert decided_by_words(resigned, chess.BLACK) == Verdict.win(
+        chess.WHITE, Termination.NORMAL, "Black resigns"
+    )
+    agreed = Ruling(ReplyKind.DRAW_AGREED, "draw agreed")
+    assert decided_by_words(agreed, chess.WHITE) == Verdict.draw("draw agreed")
+    assert decided_by_words(Ruling(ReplyKind.MOVE, move=chess.Move.null()), chess.WHITE) is None
+    assert decided_by_words(Ruling(ReplyKind.DRAW_CLAIMED, "50 moves"), chess.WHITE) is None
