@@ -136,8 +136,10 @@ class StateTable(Generic[StateT]):
 
     def may(self, model: Any, trigger: str, *args: Any, **kwargs: Any) -> bool:
         """Whether ``trigger`` would run a row now (``transitions``' ``may_<trigger>``)."""
-        rows = self._rows.get((trigger, model.state), ())
-        return any(_holds(row, model, args, kwargs) for row in rows)
+        for row in self._rows.get((trigger, model.state), ()):
+            if not row.conditions or _holds(row, model, args, kwargs):
+                return True
+        return False
 
 
 def _holds(row: _Row[Any], model: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

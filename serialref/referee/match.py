@@ -198,7 +198,9 @@ class MatchReferee:
 
     @property
     def done(self) -> bool:
-        return self.state is MatchState.DONE
+        """Whether the match is over: the supervisor can neither pause it nor end a pause
+        (every other state has a row for one of them)."""
+        return not (self.may_pause() or self.may_unpause())
 
     @property
     def complete(self) -> bool:

@@ -109,16 +109,19 @@ class PortSession:
 
     @property
     def signed_on(self) -> bool:
-        return self.state in _IN_TOUCH
+        """Whether a player is signed on: only then can its seat be reset (8.1.6)."""
+        return _TABLE.may(self, "reset_sent")
 
     @property
     def to_move(self) -> bool:
-        return self.state is SessionState.TO_MOVE
+        """Whether a reply from the player is in turn: its seat has a row that takes it."""
+        return _TABLE.may(self, "reply_taken")
 
     @property
     def disconnected(self) -> bool:
-        """Whether the player was told ``disconnect``: the referee talks no more (8.1.2)."""
-        return self.state is SessionState.DISCONNECTED
+        """Whether the player was told ``disconnect``: the referee talks no more, and no
+        ``sign_on`` is taken again (8.1.2)."""
+        return not _TABLE.may(self, "sign_on_received")
 
     # --------------------------------------------------------- what it was told
 
