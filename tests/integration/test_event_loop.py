@@ -12,7 +12,7 @@ import pytest
 from serialref.event.config import EventConfig, PlayerConfig
 from serialref.event.pairings import EventFormat
 from serialref.event.runner import EventRunner
-from serialref.referee.match import MatchReferee
+from serialref.referee.lines import LineRouter
 
 SETTINGS = {"tc": "30+0.3", "reset_delay": 0.05, "conclude_delay": 0.05}
 SHORT = "4k3/8/8/8/8/8/8/R3K3 w - - 149 100"
@@ -32,15 +32,15 @@ def test_every_board_is_refereed_on_one_thread(
     threads: set[int] = set()
     boards_at_once: set[int] = set()
     referees: set[int] = set()
-    on_line = MatchReferee.on_line
+    on_line = LineRouter.on_line
 
-    def watched(referee: MatchReferee, port: str, text: str, at: float) -> None:
+    def watched(lines: LineRouter, port: str, text: str, at: float) -> None:
         threads.add(threading.get_ident())
-        referees.add(id(referee))
+        referees.add(id(lines))  # each match has its line router
         boards_at_once.add(len(runner._loop.boards))
-        on_line(referee, port, text, at)
+        on_line(lines, port, text, at)
 
-    monkeypatch.setattr(MatchReferee, "on_line", watched)
+    monkeypatch.setattr(LineRouter, "on_line", watched)
     runner = EventRunner(event_config(tmp_path))
     assert runner.run() is True
     assert len(threads) == 1 and threading.get_ident() not in threads
