@@ -17,8 +17,10 @@ It is driven by one thread: the board hands its ports' events to the line router
 wakes the match at its deadlines (the conclude delay, the game's reset delay, flag and
 rejoin windows, a paced ``sign_on``) and after its own stalls. It never sleeps and never
 reads a port, so tests drive it with a fake clock and fake ports. Records go out, and
-events are published (:class:`~serialref.referee.publisher.Publisher`), through its
-:class:`~serialref.referee.host.RefereeHost`.
+events are published, through its :class:`~serialref.referee.host.RefereeHost`: the
+:class:`~serialref.referee.publisher.Publisher` hands each event to the recorders, in
+order (a journal that cannot be written stops the match, PROTOCOL.md 7), then to the
+observers (one that fails is detached).
 """
 
 from __future__ import annotations
@@ -278,14 +280,20 @@ class MatchReferee:
         return _TABLE.may(self, "pause")
 
     def unpause(self) -> bool:
-        """The supervisor's pause is over."""
+        """The supervisor's pause is over: the clocks run again; a ``respond`` held back
+        by the pause goes out."""
         return _TABLE.fire(self, "unpause")
 
     def may_unpause(self) -> bool:
         return _TABLE.may(self, "unpause")
 
     def storage_failed(self, reason: str, unrecorded: MatchEvent | None) -> bool:
-        """The journal cannot be written (``reason``); it lacks ``unrecorded``, if any."""
+        """The journal cannot be written (``reason``); it lacks ``unrecorded``, if any.
+
+        No clock runs from now on; every player is told the position a restart continues
+        from: before a move whose entry is what failed, which was never relayed
+        (PROTOCOL.md 7).
+        """
         return _TABLE.fire(self, "storage_failed", reason, unrecorded)
 
     # ------------------------------------------------- the seats between games
