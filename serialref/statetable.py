@@ -77,13 +77,14 @@ class StateTable(Generic[StateT]):
             auto_transitions=False,
         )
         self._triggers = tuple(machine.events)
-        self._rows: dict[tuple[str, StateT], tuple[_Row[StateT], ...]] = {}
+        # Keyed by the state's name: an Enum member hashes in Python, its name in C.
+        self._rows: dict[tuple[str, str], tuple[_Row[StateT], ...]] = {}
         for trigger, event in machine.events.items():
             for state in kind:
                 if machine.get_state(state).ignore_invalid_triggers:
-                    self._rows[trigger, state] = ()
+                    self._rows[trigger, state.name] = ()
             for source, rows in event.transitions.items():
-                self._rows[trigger, kind[source]] = tuple(
+                self._rows[trigger, source] = tuple(
                     _Row(
                         conditions=tuple(
                             (_names([condition.func])[0], condition.target)
@@ -96,7 +97,7 @@ class StateTable(Generic[StateT]):
                     for row in _without_prepare(rows)
                 )
         self._entered = {
-            state: _Entered(
+            state.name: _Entered(
                 _names(machine.get_state(state).on_enter), _names(machine.get_state(state).on_exit)
             )
             for state in kind
@@ -113,40 +114,40 @@ class StateTable(Generic[StateT]):
         """Run ``trigger`` on ``model`` (its ``state`` attribute, its callbacks by name);
         False when no row's conditions hold, or its state ignores the trigger."""
         try:
-            rows = self._rows[trigger, model.state]
+            rows = self._rows[trigger, model.state._name_]
         except KeyError:
             raise ProgrammingError(
                 f"{type(model).__name__}: {trigger} has no row when {model.state.value}"
             ) from None
         for row in rows:
-            if row.conditions and not _holds(row, model, args, kwargs):
-                continue
-            for name in row.before:
+            for name, target in row.conditions:
+                if bool(getattr(model, name)(*args, **kwargs)) is not target:
+                    break
+            else:  # every condition holds: this row runs, and no other
+                break
+        else:
+            return False
+        for name in row.before:
+            getattr(model, name)(*args, **kwargs)
+        if row.dest is not None:
+            for name in self._entered[model.state._name_].on_exit:
                 getattr(model, name)(*args, **kwargs)
-            if row.dest is not None:
-                for name in self._entered[model.state].on_exit:
-                    getattr(model, name)(*args, **kwargs)
-                model.state = row.dest
-                for name in self._entered[row.dest].on_enter:
-                    getattr(model, name)(*args, **kwargs)
-            for name in row.after:
+            model.state = row.dest
+            for name in self._entered[row.dest._name_].on_enter:
                 getattr(model, name)(*args, **kwargs)
-            return True
-        return False
+        for name in row.after:
+            getattr(model, name)(*args, **kwargs)
+        return True
 
     def may(self, model: Any, trigger: str, *args: Any, **kwargs: Any) -> bool:
         """Whether ``trigger`` would run a row now (``transitions``' ``may_<trigger>``)."""
-        for row in self._rows.get((trigger, model.state), ()):
-            if not row.conditions or _holds(row, model, args, kwargs):
+        for row in self._rows.get((trigger, model.state._name_), ()):
+            for name, target in row.conditions:
+                if bool(getattr(model, name)(*args, **kwargs)) is not target:
+                    break
+            else:
                 return True
         return False
-
-
-def _holds(row: _Row[Any], model: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    for name, target in row.conditions:
-        if bool(getattr(model, name)(*args, **kwargs)) is not target:
-            return False
-    return True
 
 
 def _names(callbacks: Iterable[str | Callable[..., Any]]) -> tuple[str, ...]:

@@ -334,17 +334,7 @@ class GameReferee:
             self._infraction(port, judged, text, thought_at)
             return
         self._seats.reply_taken(port)
-        said = decided_by_words(judged, self.sheet.board.turn)
-        if said is not None:
-            self.end(said, at=thought_at)
-        elif judged.kind is ReplyKind.DRAW_CLAIMED:
-            # A move that ends the game by itself (a mate above all) ends it before any claim.
-            verdict = None
-            if judged.move is not None:
-                self._publisher.publish(self.sheet.play(judged, record, thought_at))
-                verdict = self.sheet.board.automatic_verdict()
-            self.end(verdict or Verdict.draw(judged.reason), at=thought_at)
-        else:
+        if judged.kind is ReplyKind.MOVE:
             played = self.sheet.play(judged, record, thought_at)
             # Write-ahead (PROTOCOL.md 7): the move is in the journal before any record
             # tells another party of it; the observers see it, and the journal syncs it,
@@ -356,6 +346,17 @@ class GameReferee:
             else:
                 self.ask(other_port(port), played.san)
                 self._publisher.sync()
+        elif judged.kind is ReplyKind.DRAW_CLAIMED:
+            # A move that ends the game by itself (a mate above all) ends it before any claim.
+            verdict = None
+            if judged.move is not None:
+                self._publisher.publish(self.sheet.play(judged, record, thought_at))
+                verdict = self.sheet.board.automatic_verdict()
+            self.end(verdict or Verdict.draw(judged.reason), at=thought_at)
+        else:  # a resignation, or a draw agreed: the words decide, whatever the move
+            said = decided_by_words(judged, self.sheet.board.turn)
+            assert said is not None
+            self.end(said, at=thought_at)
 
     def _ignore_reply(self, port: str, record: EpdRecord, text: str, at: float) -> None:
         """No respond is outstanding outside the respond/reply cycle."""

@@ -74,6 +74,8 @@ class GameSeats:
 
     def not_back(self, now: float) -> list[str]:
         """The ports whose rejoin window has closed by ``now``; their windows are gone."""
+        if not self._back_by:
+            return []
         closed = [port for port, until in self._back_by.items() if now >= until]
         for port in closed:
             del self._back_by[port]
