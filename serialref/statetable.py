@@ -139,6 +139,10 @@ class StateTable(Generic[StateT]):
             getattr(model, name)(*args, **kwargs)
         return True
 
+    def handles(self, model: Any, trigger: str) -> bool:
+        """Whether ``model``'s state has a row for ``trigger``, whatever its conditions."""
+        return (trigger, model.state._name_) in self._rows
+
     def may(self, model: Any, trigger: str, *args: Any, **kwargs: Any) -> bool:
         """Whether ``trigger`` would run a row now (``transitions``' ``may_<trigger>``)."""
         for row in self._rows.get((trigger, model.state._name_), ()):

@@ -110,6 +110,8 @@ def test_a_bound_model_has_its_triggers_and_may_triggers() -> None:
     lamp = Lamp(powered=False)
     StateTable(Light, TRANSITIONS, states=STATES).bind(lamp)
     assert lamp.may_flip() and lamp.may_smash()
+    table = StateTable(Light, TRANSITIONS, states=STATES)
+    assert table.handles(lamp, "flip") and not table.handles(lamp, "fix")
     lamp.powered = True
     assert lamp.flip(at=1.0) is True and lamp.state is Light.ON
 

@@ -200,9 +200,9 @@ class MatchReferee:
 
     @property
     def done(self) -> bool:
-        """Whether the match is over: the supervisor can neither pause it nor end a pause
-        (every other state has a row for one of them)."""
-        return not (self.may_pause() or self.may_unpause())
+        """Whether the match is over: the supervisor's pause means nothing to it any more
+        (every other state has rows for it). The loop asks at every step."""
+        return not _TABLE.handles(self, "pause")
 
     @property
     def complete(self) -> bool:
