@@ -36,7 +36,7 @@ import chess
 from serialref import records
 from serialref.epd.record import EpdRecord
 from serialref.errors import RecorderError
-from serialref.events import (
+from serialref.happenings import (
     MatchEnded,
     MatchEvent,
     MatchListener,

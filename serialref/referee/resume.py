@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TypeGuard
 
 from serialref.errors import ConfigError
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEnded,

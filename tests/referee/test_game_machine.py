@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import chess
 import pytest
-from doubles import EventRecorder, FakeClock, FakePorts
+from doubles import WALL, EventRecorder, InstantWire, SteppedClock
 
 from serialref import records
 from serialref.clock import ChessClock
@@ -12,7 +12,7 @@ from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     Infraction,
@@ -33,7 +33,6 @@ from serialref.referee.session import PortSession
 from serialref.referee.settings import MatchSettings, OnInfraction
 from serialref.timecontrol import TimeControl
 
-WALL = 1_795_000_000.0  # 2026-11-18
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
 
 
@@ -65,8 +64,8 @@ class Game:
         }  # fmt: skip
         defaults.update(settings)
         self.settings = MatchSettings(**defaults)  # type: ignore[arg-type]
-        self.clock = FakeClock(100.0)
-        self.ports = FakePorts(self.clock)
+        self.clock = SteppedClock(100.0)
+        self.ports = InstantWire(self.clock)
         self.record = EventRecorder()
         self.publisher = Publisher([self.record], [], wall_clock=lambda: WALL,
                                    on_storage_failure=lambda *_: None)  # fmt: skip

@@ -4,18 +4,18 @@ rejoin windows of the players that left."""
 from __future__ import annotations
 
 import chess
-from doubles import EventRecorder, FakeClock, FakePorts
+from doubles import EventRecorder, InstantWire, SteppedClock
 
-from serialref.events import PlayerSignedOff, PlayerSignedOn
+from serialref.happenings import PlayerSignedOff, PlayerSignedOn
 from serialref.referee.game.seats import GameSeats
 from serialref.referee.host import RefereeHost
 from serialref.referee.publisher import Publisher
 from serialref.referee.session import PortSession, SessionState
 
 
-def seats_of_game(number: int = 1) -> tuple[GameSeats, FakePorts, EventRecorder]:
-    clock = FakeClock(100.0)
-    ports = FakePorts(clock)
+def seats_of_game(number: int = 1) -> tuple[GameSeats, InstantWire, EventRecorder]:
+    clock = SteppedClock(100.0)
+    ports = InstantWire(clock)
     record = EventRecorder()
     publisher = Publisher([record], [], wall_clock=lambda: 0.0, on_storage_failure=print)
     host = RefereeHost(ports, publisher, clock=clock)

@@ -6,7 +6,7 @@ import chess
 import pytest
 
 from serialref.epd.parser import parse_record
-from serialref.events import MovePlayed
+from serialref.happenings import MovePlayed
 from serialref.referee.adjudication import ReplyKind, Ruling, Termination, Verdict
 from serialref.referee.game.sheet import GameSheet
 from serialref.referee.settings import MatchSettings

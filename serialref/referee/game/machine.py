@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from serialref.epd.record import EpdRecord
-from serialref.events import Infraction
+from serialref.happenings import Infraction
 from serialref.referee.adjudication import ReplyKind, Ruling, Termination, Verdict
 from serialref.referee.game.moveclock import MoveClock, Pause
 from serialref.referee.game.replay import ResumedGame

@@ -32,7 +32,7 @@ class Pause:
 
 
 class MoveClock:
-    """Starts, resumes and stops a :class:`ChessClock` as a game's records come and go."""
+    """Starts, unpauses and stops a :class:`ChessClock` as a game's records come and go."""
 
     def __init__(self, clock: ChessClock, flag_grace: float, pause: Pause) -> None:
         self.clock = clock
@@ -42,7 +42,7 @@ class MoveClock:
 
     @property
     def held(self) -> bool:
-        """Whether the supervisor's pause holds the clock: nothing resumes it."""
+        """Whether the supervisor's pause holds the clock: nothing unpauses it."""
         return self._pause.on
 
     @property
@@ -78,11 +78,11 @@ class MoveClock:
         self.left(port, at)
 
     def start(self, side: chess.Color, at: float) -> None:
-        """``side``'s clock runs from ``at``: a new move, or one resumed after a pause."""
+        """``side``'s clock runs from ``at``: a new move, or one unpaused after a pause."""
         if self.clock.running is None:
             self.clock.start(side, at)
         elif not self.held:
-            self.clock.resume(at)
+            self.clock.unpause(at)
 
     def hold(self, at: float) -> None:
         """The supervisor's pause began: no one is charged from ``at`` until it ends."""
@@ -92,13 +92,13 @@ class MoveClock:
         """The pause is over in the respond/reply cycle: the move in progress is charged
         again from ``at``, unless its respond has not left (it starts when it leaves)."""
         if self.clock.running is None or self._awaiting is None:
-            self.clock.resume(at)
+            self.clock.unpause(at)
 
     def release(self, at: float) -> None:
         """The pause is over while no move is asked for (the reset delay, a suspension):
         the clock runs again from the next respond (:meth:`start`), as without a pause."""
         if self.clock.running is None:
-            self.clock.resume(at)
+            self.clock.unpause(at)
 
     def stop(self, at: float) -> None:
         """No one is charged from ``at`` on (a suspension, the game's end)."""

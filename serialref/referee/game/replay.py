@@ -19,7 +19,7 @@ import chess
 from serialref import records
 from serialref.clock import ChessClock
 from serialref.epd.record import EpdRecord
-from serialref.events import GameStarted
+from serialref.happenings import GameStarted
 from serialref.referee.game.states import GameState
 from serialref.referee.openings import Opening
 from serialref.referee.resume import ResumePoint

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 import chess
 
 from serialref import records
-from serialref.events import PlayerSignedOff, PlayerSignedOn
+from serialref.happenings import PlayerSignedOff, PlayerSignedOn
 from serialref.referee.game.replay import executes
 from serialref.referee.host import RefereeHost
 from serialref.referee.session import PortSession

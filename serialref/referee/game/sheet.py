@@ -5,8 +5,8 @@ told of: its number, who has White, the opening, the board with its history, the
 chess clock, the Seven Tag Roster and a draw offer pending. It says what they make of
 each moment of the game: the tags ``inform`` carries (8.1.5), what ``respond`` says
 (8.1.7), the
-:class:`~serialref.events.GameStarted` that opens it in the record and the
-:class:`~serialref.events.GameEnded` that closes it, the move a ruling plays
+:class:`~serialref.happenings.GameStarted` that opens it in the record and the
+:class:`~serialref.happenings.GameEnded` that closes it, the move a ruling plays
 (:func:`~serialref.referee.game.turn.play`), and the position a restart continues from.
 When and to whom any of it goes is the game's table's to say
 (:mod:`serialref.referee.game.machine`); the sheet sends nothing and keeps no time.
@@ -22,7 +22,7 @@ import chess
 from serialref import records
 from serialref.clock import ChessClock
 from serialref.epd.record import EpdRecord
-from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed
+from serialref.happenings import GameEnded, GameStarted, MatchEvent, MovePlayed
 from serialref.referee.adjudication import GameBoard, Ruling, Termination, Verdict
 from serialref.referee.game.replay import ResumedGame, initial_board
 from serialref.referee.game.turn import play

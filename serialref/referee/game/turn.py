@@ -12,7 +12,7 @@ other than the game's, is an infraction. A ruling's words may decide the game by
 themselves (:func:`decided_by_words`): a resignation, a draw agreed.
 
 :func:`play` takes the move of a ruling: the mover's clock stops, the board moves, and
-the :class:`~serialref.events.MovePlayed` that records it says how the clocks stand.
+the :class:`~serialref.happenings.MovePlayed` that records it says how the clocks stand.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import chess
 
 from serialref.clock import ChessClock
 from serialref.epd.record import EpdRecord
-from serialref.events import MovePlayed
+from serialref.happenings import MovePlayed
 from serialref.referee.adjudication import (
     GameBoard,
     ReplyKind,
