@@ -546,7 +546,8 @@ def test_replies_out_of_turn_and_garbage_are_ignored_and_the_clock_runs(match: H
     assert not match.events.of(Infraction)
     match.clock.now += 3.0
     assert match.referee.game is not None
-    assert match.referee.game.sheet.chess_clock.consumed(chess.WHITE, match.clock.now) == pytest.approx(3.0)
+    consumed = match.referee.game.sheet.chess_clock.consumed(chess.WHITE, match.clock.now)
+    assert consumed == pytest.approx(3.0)
 
 
 def test_sign_off_in_a_game_loses_it(match: Harness) -> None:
