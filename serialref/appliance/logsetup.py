@@ -23,7 +23,7 @@ from typing import TextIO
 
 from serialref.errors import ConfigError
 
-__all__ = ["configure_logging", "is_journal_stream"]
+__all__ = ["LOG_LEVELS", "LOG_LEVEL_HELP", "configure_logging", "is_journal_stream"]
 
 LOGGER = logging.getLogger(__name__)
 
@@ -34,6 +34,11 @@ LEVELS = {
     "error": logging.ERROR,
     "critical": logging.CRITICAL,
 }
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+"""The levels a user chooses from (``--log-level``, a configuration file's ``log_level``)."""
+LOG_LEVEL_HELP = "how much to log on stderr"
+"""``--log-level``'s line in every verb's ``--help``."""
 
 _SYSLOG_PRIORITIES = (
     (logging.CRITICAL, 2),

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
+from serialref.appliance.logsetup import LOG_LEVEL_HELP, LOG_LEVELS
 from serialref.appliance.values import (
     Kind,
     address,
@@ -42,12 +43,11 @@ from serialref.appliance.values import (
 )
 from serialref.referee.openings import OpeningOrder
 from serialref.referee.settings import OnInfraction
+from serialref.wire.link import NEWLINES
 from serialref.wire.transport import LineDelay, PortSettings
 
 __all__ = [
-    "LOG_LEVELS",
     "MATCH_OPTIONS",
-    "NEWLINES",
     "OVERRIDE_NAMES",
     "PORT_KEYS",
     "RUN",
@@ -64,8 +64,6 @@ _T = TypeVar("_T")
 RUN = "run"
 STANDBY = "standby"
 
-LOG_LEVELS = ("debug", "info", "warning", "error")
-NEWLINES: Mapping[str, bytes] = MappingProxyType({"crlf": b"\r\n", "lf": b"\n"})
 _LINE = PortSettings()
 """The wire profile's line settings (9600 8N1): the defaults of a port's keys."""
 
@@ -286,7 +284,7 @@ MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
     ),
     _top(
         "log_level", choice({level: level for level in LOG_LEVELS}), "info", Section.RECORDS,
-        help="how much to log on stderr",
+        help=LOG_LEVEL_HELP,
         doc="How much the referee logs on stderr (the journal of systemd under the service).",
     ),
     _top(

@@ -7,7 +7,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeAlias
 
-from serialref.appliance.options import LOG_LEVELS, match_option
+from serialref.appliance.logsetup import LOG_LEVEL_HELP, LOG_LEVELS
 
 __all__ = [
     "EXIT_FAILURE",
@@ -114,7 +114,7 @@ def common_options(log_level: str, *, own_log_level: bool = True) -> Parser:
             "--log-level",
             default=argparse.SUPPRESS,
             choices=LOG_LEVELS,
-            help=f"{match_option('log_level').help} (default: {log_level})",
+            help=f"{LOG_LEVEL_HELP} (default: {log_level})",
         )
     common.set_defaults(verb_log_level=log_level)
     return common

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from serialref.appliance.options import NEWLINES
 from serialref.cli.base import Verbs, common_options
+from serialref.wire.link import NEWLINES
 
 __all__ = ["add_verbs"]
 

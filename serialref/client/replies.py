@@ -71,16 +71,26 @@ def reply_to(
             if not (decision.draw_claim and _claimable_now(board)):
                 raise EngineError("the player chose no move")
             operations.append(("draw_claim", ""))
-        elif not board.is_legal(move):
+    analysis = decision.analysis
+    pv = () if analysis is None else analysis.pv
+    sans: list[str] = []
+    if move is not None:
+        follows = pv[:1] == (move,)
+        sans, claimable_after = _sans_played(board, (move, *pv[1:]) if follows else (move,))
+        if not sans:
             raise EngineError(f"the player chose an illegal move {move.uci()}")
-        elif decision.draw_claim or (claim_draws and _claim_holds(board, move)):
+        if decision.draw_claim or (
+            claim_draws and (claimable_after or _claimable_now(board))
+        ):
             operations.append(("draw_claim", ""))
         elif decision.draw_offer:
             operations.append(("draw_offer", ""))
-    san = None if move is None else board.san(move)
-    if san is not None:
-        operations.append(("sm", san))
-    operations += _analysis_operations(board, decision.analysis, move, san)
+        operations.append(("sm", sans[0]))
+        if not follows:
+            sans = _sans_played(board, pv)[0] if pv else []
+    elif pv:
+        sans = _sans_played(board, pv)[0]
+    operations += _analysis_operations(analysis, sans)
     if decision.engine_restarts:
         operations.append((ENGINE_RESTARTS, str(decision.engine_restarts)))
     operations.append(("refreq", "reply"))
@@ -105,34 +115,14 @@ def _claimable_now(board: chess.Board) -> bool:
     return board.is_repetition(3) or board.is_fifty_moves()
 
 
-def _claim_holds(board: chess.Board, move: chess.Move) -> bool:
-    """PROTOCOL.md 5: the current position, or the one after ``move``, allows a claim.
-
-    python-chess's ``can_claim_draw`` asks whether *any* move allows one; the referee
-    judges the move actually supplied, so that move is tried alone.
-    """
-    if _claimable_now(board):
-        return True
-    board.push(move)
-    try:
-        return _claimable_now(board)
-    finally:
-        board.pop()
-
-
 def _counters(board: chess.Board) -> list[Operation]:
     """``fmvn`` and ``hmvc`` of the reply's position, so the referee can check them too."""
     return [Operation.of("fmvn", board.fullmove_number), Operation.of("hmvc", board.halfmove_clock)]
 
 
-def _analysis_operations(
-    board: chess.Board, analysis: Analysis | None, move: chess.Move | None, san: str | None
-) -> list[tuple[str, str]]:
-    """``ce``, ``pv`` (SAN), ``acn``, ``acs`` and ``acd``; values the spec cannot carry are
-    dropped.
-
-    ``san`` is ``move``'s, which a variation starting with that move begins with.
-    """
+def _analysis_operations(analysis: Analysis | None, sans: list[str]) -> list[tuple[str, str]]:
+    """``ce``, ``pv`` (``sans``, the variation in SAN), ``acn``, ``acs`` and ``acd``; values
+    the spec cannot carry are dropped."""
     if analysis is None:
         return []
     operations: list[tuple[str, str]] = []
@@ -141,7 +131,6 @@ def _analysis_operations(
             operations.append(("ce", str(analysis.centipawns)))
         else:
             LOGGER.warning("dropped ce %d: outside spec 6.7's range", analysis.centipawns)
-    sans = _pv_sans(board, analysis.pv, move, san)
     if sans:
         operations.append(("pv", " ".join(sans)))
     counts = (("acn", analysis.nodes), ("acs", analysis.seconds), ("acd", analysis.depth))
@@ -155,19 +144,26 @@ def _analysis_operations(
     return operations
 
 
-def _pv_sans(
-    board: chess.Board, moves: Sequence[chess.Move], move: chess.Move | None, san: str | None
-) -> list[str]:
-    """The variation in SAN, cut at the first move that is not legal where it is played."""
-    line = board.copy(stack=False)
+def _sans_played(board: chess.Board, moves: Sequence[chess.Move]) -> tuple[list[str], bool]:
+    """``moves`` in SAN, played one after another from ``board`` and cut at the first that
+    is not legal where it is played (so none for an illegal first move), and whether a
+    draw can be claimed after the first (PROTOCOL.md 5: the referee judges the move
+    supplied, not any move as python-chess's ``can_claim_draw`` would).
+
+    They are played on the board itself and taken back: the move's legality, its SAN,
+    the claim and the variation cost one push of each move, and no copy of the board.
+    """
     sans: list[str] = []
-    if moves and san is not None and moves[0] == move:
-        sans.append(san)
-        line.push(moves[0])
-        moves = moves[1:]
-    for following in moves:
-        if not line.is_legal(following):
-            LOGGER.debug("pv cut at %s: not legal in %s", following.uci(), line.fen())
-            break
-        sans.append(line.san_and_push(following))
-    return sans
+    claimable_after = False
+    try:
+        for move in moves:
+            if not board.is_legal(move):
+                LOGGER.debug("SANs cut at %s: not legal in %s", move.uci(), board.fen())
+                break
+            sans.append(board.san_and_push(move))
+            if len(sans) == 1:
+                claimable_after = _claimable_now(board)
+    finally:
+        for _ in sans:
+            board.pop()
+    return sans, claimable_after

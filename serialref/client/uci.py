@@ -41,6 +41,15 @@ __all__ = ["UciEngine"]
 
 _UCI_SPEECH = re.compile(r"^\s*(?:id|option|uciok)\b")
 _UCI_PV = re.compile(r"\bpv\s+(.*)$")
+_UCI_PV_MOVES = re.compile(r" pv(?: +(?:[a-h][1-8][a-h][1-8][nbrq]?|0000)(?= |$))++")
+"""An ``info`` line's ``pv`` and the moves after it, as far as they are a standard board's.
+
+python-chess's ``info`` reader, told to leave the variation out (``PROGRESS``), still
+reads it word by word, each word an unknown parameter; without them the line's
+parameters read the same in three quarters of the time (a variation of eight plies).
+The repetition is possessive: a plain one keeps a way back for every move, 900 kB
+for a variation of 16 kB, the longest line kept.
+"""
 
 
 class UciEngine(Dialect, chess.engine.UciProtocol):
@@ -175,7 +184,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         board = self.board
         info: chess.engine.InfoDict = {}
         for line in lines.info_lines():
-            info.update(chess.engine._parse_uci_info(line[5:], board, PROGRESS))
+            info.update(chess.engine._parse_uci_info(_parameters(line), board, PROGRESS))
         move: chess.Move | None = None
         uci = answer.split()[1:2]
         if uci and uci[0] not in ("(none)", "NULL"):
@@ -257,6 +266,13 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
 
     def _send_stop(self) -> None:
         self.send_line("stop")
+
+
+def _parameters(info: str) -> str:
+    """The parameters of the ``info`` line ``info`` that python-chess reads: its words
+    after ``info``, less the variation's moves (:data:`_UCI_PV_MOVES`), unless a
+    ``string`` may hold them (python-chess reads a string's words to the line's end)."""
+    return info[5:] if "string" in info else _UCI_PV_MOVES.sub("", info[5:], count=1)
 
 
 class _PositionLine:

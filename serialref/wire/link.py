@@ -32,9 +32,9 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import Protocol, Self
 
 from serialref.errors import ConfigError, FramingError, LineLostError, ProgrammingError, escape
@@ -43,6 +43,7 @@ from serialref.wire.transport import SerialTransport
 
 __all__ = [
     "MAX_PENDING_BYTES",
+    "NEWLINES",
     "LineRead",
     "LineWriter",
     "LinkEvent",
@@ -57,7 +58,8 @@ __all__ = [
 
 LOGGER = logging.getLogger(__name__)
 
-_NEWLINES = (b"\r\n", b"\n")
+NEWLINES: Mapping[str, bytes] = MappingProxyType({"crlf": b"\r\n", "lf": b"\n"})
+"""The line ends a link writes, by their names in a configuration file and on the command line."""
 _PRINTABLE_LINE = re.compile(r"[\x20-\x7e]+")
 
 MAX_PENDING_BYTES = 1 << 20
@@ -133,7 +135,7 @@ class PortLink:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``events`` receives what the reader thread reads once :meth:`start` is called."""
-        if newline not in _NEWLINES:
+        if newline not in NEWLINES.values():
             raise ConfigError("newline", f"must be CR LF or LF, not {escape(newline)!r}")
         self.port = port
         self.transport = transport
@@ -280,7 +282,7 @@ class LineWriter:
         clock: Callable[[], float] = time.monotonic,
         max_pending: int = MAX_PENDING_BYTES,
     ) -> None:
-        if newline not in _NEWLINES:
+        if newline not in NEWLINES.values():
             raise ConfigError("newline", f"must be CR LF or LF, not {escape(newline)!r}")
         self.port = port
         self.transport = transport

@@ -56,6 +56,57 @@ def test_the_program_runs_without_openssl() -> None:
     assert report.split() == ["asyncio", "chess.engine", hashlib.sha256(b"serialref").hexdigest()]
 
 
+def test_a_client_does_not_load_the_referees_modules(tmp_path: Path) -> None:
+    """A command that names its verb builds that verb's arguments alone: a client's
+    process (here one that fails at its port, everything imported) has none of the
+    match options' table and what it brings."""
+    probe = "\n".join([
+        "import sys",
+        "from serialref.__main__ import run",
+        f"sys.argv = ['serialref', '--log-level', 'error', 'client', {str(tmp_path)!r},"
+        " '--player', 'random', '--once']",
+        "code = run()",
+        "names = ('serialref.client.runner', 'serialref.appliance.options',"
+        " 'serialref.referee.openings', 'serialref.sprt')",
+        "print(code, *(name for name in names if name in sys.modules))",
+    ])  # fmt: skip
+    result = processes.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == [str(cli.EXIT_PORT), "serialref.client.runner"]
+
+
+def _verbs_of(parser: argparse.ArgumentParser) -> list[str]:
+    (verbs,) = (
+        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+    )
+    return list(verbs.choices)
+
+
+def test_the_verb_groups_name_every_verb_once() -> None:
+    """Each group's names are the verbs its module adds, so that every verb is found."""
+    for _, names in cli._VERB_GROUPS:
+        for name in names:
+            assert _verbs_of(cli.build_parser(name)) == list(names)
+    every = [name for _, names in cli._VERB_GROUPS for name in names]
+    assert _verbs_of(cli.build_parser()) == every
+    assert _verbs_of(cli.build_parser("frobnicate")) == every
+
+
+@pytest.mark.parametrize(
+    ("argv", "verb"),
+    [
+        (("client", "/dev/ttyS0", "--engine", "stockfish"), "client"),
+        (("--log-level", "debug", "--debug", "run", "A", "B"), "run"),
+        (("--log-level=info", "epd", "check"), "epd"),
+        (("--version",), None),
+        ((), None),
+    ],
+)
+def test_the_verb_is_the_first_operand(argv: tuple[str, ...], verb: str | None) -> None:
+    assert cli._verb_named(argv) == verb
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

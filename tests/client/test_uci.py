@@ -11,8 +11,9 @@ import chess.engine
 import pytest
 from enginetools import request, run, running, sent, uci_settings
 
+from serialref.client.dialect import PROGRESS
 from serialref.client.startup import EngineProtocol, end_engine, open_engine
-from serialref.client.uci import UciEngine
+from serialref.client.uci import UciEngine, _parameters
 from serialref.errors import EngineError
 from serialref.rules import find_rules
 
@@ -191,3 +192,25 @@ def test_an_engine_that_dies_within_a_game_is_reported_at_once(tmp_path: Path) -
             return time.monotonic() - started
 
     assert run(scenario()) < 5.0
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "info depth 9 seldepth 5 multipv 1 score cp 58 upperbound nodes 3003 nps 200200 "
+        "hashfull 0 tbhits 0 time 15 pv g1f3 d7d6",
+        "info depth 9 score mate 3 pv e2e4 e7e5 a7a8q 0000 nodes 5 time 7",
+        "info nodes 3 pv e2e4x score cp 5",
+        "info depth 3 pv e2e4 e7e5 e1g1 currmove e2e4 currmovenumber 2",
+        "info depth 4 score cp 1 string pv e2e4 is the move",
+    ],
+)
+def test_an_info_line_reads_the_same_without_its_variation(line: str) -> None:
+    board = chess.Board()
+    shorter = _parameters(line)
+    assert chess.engine._parse_uci_info(shorter, board, PROGRESS) == (
+        chess.engine._parse_uci_info(line[5:], board, PROGRESS)
+    )
+    assert _parameters("info depth 9 score cp 3 time 4 pv g1f3 d7d6 nodes 9") == (
+        "depth 9 score cp 3 time 4 nodes 9"
+    )
