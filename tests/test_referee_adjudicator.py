@@ -242,6 +242,7 @@ def test_what_the_tables_cannot_say_is_not_adjudicated(tables: SyzygyTables) -> 
     three_men = chess.Board("8/8/8/8/8/8/2k5/K6Q w - - 0 1")
     assert tables.result(three_men) is Result.WHITE_WINS
     assert SyzygyTables([TABLES], pieces=2).result(three_men) is None
+    assert tables.pieces == 4  # the largest table's: bigger positions are not probed
 
 
 def test_only_the_wdl_table_is_not_enough_as_in_cutechess(tmp_path: Path) -> None:
