@@ -3,7 +3,7 @@
     python bench/engine_starts.py [--starts N] [--busy N] [--engine CMD] [--against DIR]...
 
 Each start is a fresh ``serialref client`` process on a pseudo-terminal cable
-(``serialref.testing``), as an operator would start it: the bench waits for its log line
+(``serialref.wire.nullmodem``), as an operator would start it: the bench waits for its log line
 ``engine ... started``, or for it to fail, then ends it with SIGINT. Two modes are
 tried in turn, start after start: no ``--protocol`` (the client finds the protocol out)
 and ``--protocol xboard``. Meanwhile ``--busy`` processes (default: one per core) spin
@@ -122,7 +122,7 @@ def main() -> None:
         if not (other / "serialref" / "__init__.py").is_file():
             raise SystemExit(f"--against {str(other)!r}: no serialref package there")
         trees.append((str(other), other.resolve()))
-    from serialref.testing import null_modem_cable
+    from serialref.wire.nullmodem import null_modem_cable
 
     results = {(label, mode): Starts() for label, _ in trees for mode in MODES}
     with ExitStack() as stack, tempfile.TemporaryDirectory() as scratch:

@@ -2,7 +2,7 @@
 
     python bench/event.py [--games 4] [--seats 16] [--baseline DIR]
 
-Each run is an event in this process (``serialref.event.runner.EventRunner``): a round
+Each run is an event in this process (``serialref.tournament.runner.TournamentRunner``): a round
 robin of twice as many built-in random players (instant, in their own processes, each
 on a virtual null-modem cable) as boards, ``concurrency`` = boards, stopped once
 ``--games`` games a board have finished. The CPU is this process's (the referee threads
@@ -32,11 +32,11 @@ import threading
 import time
 from pathlib import Path
 
-from serialref.event.config import EventConfig, PlayerConfig
-from serialref.event.pairings import EventFormat
-from serialref.event.runner import EventRunner
-from serialref.events import MovePlayed
+from serialref.happenings import MovePlayed
 from serialref.recorders.journal import read_journal
+from serialref.tournament.config import PlayerConfig, TournamentConfig
+from serialref.tournament.pairings import TournamentFormat
+from serialref.tournament.runner import TournamentRunner
 
 _REFEREE_THREADS = ("referee", "board-")
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -58,12 +58,12 @@ def run(boards: int, games: int, directory: Path) -> tuple[float, float, int, in
     """(CPU s, referee threads' CPU s, plies, games, wall s) of one event of ``boards``."""
     players = tuple(PlayerConfig(f"P{i:02d}", player="random", client_options=("--seed", str(i)))
                     for i in range(2 * boards))  # fmt: skip
-    config = EventConfig(
-        name=f"bench {boards}", format=EventFormat.ROUND_ROBIN, players=players,
+    config = TournamentConfig(
+        name=f"bench {boards}", format=TournamentFormat.ROUND_ROBIN, players=players,
         directory=directory, games=2, concurrency=boards,
         match_settings={"tc": "600+5", "reset_delay": 0.05, "conclude_delay": 0.05},
     )  # fmt: skip
-    runner = EventRunner(config)
+    runner = TournamentRunner(config)
     wanted = boards * games
     before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.monotonic()

@@ -22,10 +22,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from serialref.event.report import read_pgn_games
-from serialref.event.standings import standings
 from serialref.pentanomial import nelo_line, ptnml_line
 from serialref.sprt import SprtModel, SprtTest
+from serialref.tournament.report import read_pgn_games
+from serialref.tournament.standings import standings
 
 BOOK = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "fastchess" / "book.epd"
 STRONG, WEAK = "Strong", "Weak"

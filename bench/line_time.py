@@ -43,9 +43,10 @@ import serial
 from serialref import records
 from serialref.epd.operations import Operation
 from serialref.epd.writer import format_record
-from serialref.events import GameEnded, LineReceived, MatchEvent, RecordSent
+from serialref.happenings import GameEnded, LineReceived, MatchEvent, RecordSent
 from serialref.recorders.journal import read_journal
-from serialref.testing import null_modem_cable, quiet_game
+from serialref.testing import quiet_game
+from serialref.wire.nullmodem import null_modem_cable
 
 ANALYSIS = (Operation.of("acn", 123456), Operation.of("acs", 1), Operation.of("ce", -35))
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from games import long_game
 from referee import PLIES, StopAfter, open_pty_pair, percentile
 
-from serialref.events import MatchEvent, MatchListener, MovePlayed
+from serialref.happenings import MatchEvent, MatchListener, MovePlayed
 from serialref.observers.feed import FeedServer
 from serialref.observers.style12 import Style12Observer
 from serialref.observers.web import WebObserver

@@ -4,7 +4,7 @@
                              [--against DIR]... [--floor] [--rounds N]
 
 A match of two ``serialref client --engine ...`` processes under ``serialref run``, all
-separate processes, over pseudo-terminal null-modem cables (``serialref.testing``).
+separate processes, over pseudo-terminal null-modem cables (``serialref.wire.nullmodem``).
 Each client's engine is wrapped in a relay (this script with ``--relay``) that stamps,
 with the system-wide monotonic clock, the moment ``go`` reaches the engine and the
 moment its answer (``bestmove``, or an XBoard ``move``) leaves it. The referee's journal
@@ -145,7 +145,8 @@ def run_match(
     finds the package in its working directory first), or are the floor bridge
     (``bench/bridge_floor.py``) when it is None; the referee runs from this tree.
     """
-    from serialref.testing import null_modem_cable  # not needed by the relay, which starts fast
+    # Not needed by the relay, which starts fast.
+    from serialref.wire.nullmodem import null_modem_cable
 
     journal = directory / "journal.jsonl"
     with ExitStack() as stack:

@@ -8,7 +8,7 @@ zero-cost one such as a replayer of prepared games shows the referee's own cost)
 play the same match under each referee, one referee after the other; repeats are
 interleaved so that every referee sees the same machine load. serialref runs as a
 real ``serialref run`` process, its players as two real ``serialref client``
-processes, joined by pseudo-terminal null-modem cables (``serialref.testing``).
+processes, joined by pseudo-terminal null-modem cables (``serialref.wire.nullmodem``).
 fastchess and cutechess-cli start the engines themselves. A peer whose path is not
 given is reported as not measured.
 
@@ -49,7 +49,7 @@ from typing import IO
 
 import chess.pgn
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 TICKS = os.sysconf("SC_CLK_TCK")
 SAMPLE_EVERY = 0.1

@@ -36,7 +36,7 @@ from serialref import records
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.events import MatchEvent, MatchListener, MovePlayed, Recorder
+from serialref.happenings import MatchEvent, MatchListener, MovePlayed, Recorder
 from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
 from serialref.referee.daemon import PortPlan, RefereeDaemon

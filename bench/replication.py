@@ -43,7 +43,7 @@ from games import long_game
 
 from serialref import records
 from serialref.epd.writer import format_record
-from serialref.events import (
+from serialref.happenings import (
     GameStarted,
     LineReceived,
     MatchEvent,
@@ -53,10 +53,10 @@ from serialref.events import (
     RecordSent,
 )
 from serialref.recorders.journal import JournalRecorder
+from serialref.standby.channel import Channel, FrameKind, Side
 from serialref.standby.mirror import JournalMirror
 from serialref.standby.primary import JournalReplicator
 from serialref.standby.validation import JournalValidator
-from serialref.standby.wire import Channel, FrameKind, Side
 
 KEY = secrets.token_bytes(32)
 TIMEOUT = 30.0

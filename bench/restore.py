@@ -25,7 +25,7 @@ from games import long_game
 
 from serialref import records
 from serialref.epd.writer import format_record
-from serialref.events import (
+from serialref.happenings import (
     GameStarted,
     LineReceived,
     MatchStarted,
@@ -34,7 +34,7 @@ from serialref.events import (
     RecordSent,
 )
 from serialref.recorders.journal import JournalRecorder
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 PLIES = 200
 RUNS = 5

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import chess.pgn
 
-from serialref.testing import NullModemCable
+from serialref.wire.nullmodem import NullModemCable
 
 
 def find_engine(command: str) -> str:

@@ -70,7 +70,7 @@ class ChessClock:
     derived from them and the control, which keeps restore exact and the EPD ``cc``
     values (time consumed) first-hand.
 
-    A move runs from :meth:`start` to :meth:`stop`. :meth:`pause` and :meth:`resume`
+    A move runs from :meth:`start` to :meth:`stop`. :meth:`pause` and :meth:`unpause`
     stop charging anyone (a supervisor fault, a port down) without ending the move.
     """
 
@@ -182,7 +182,7 @@ class ChessClock:
             self._since = None
         self._paused = True
 
-    def resume(self, at: float) -> None:
+    def unpause(self, at: float) -> None:
         """Charge the running side again from ``at``; without a pause, nothing changes."""
         if not self._paused:
             return

@@ -22,7 +22,7 @@ from typing import TextIO
 from serialref.appliance.assembly import run_referee
 from serialref.appliance.config import load_config
 from serialref.errors import SerialrefError
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 __all__ = ["DemoResult", "run_demo"]
 

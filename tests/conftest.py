@@ -18,19 +18,19 @@ from pathlib import Path
 
 import pytest
 import serial
+from doubles import ReadExactly
 
-from serialref import testing as harness
+from serialref import testing
+from serialref.wire import nullmodem
 from serialref.wire.transport import SerialTransport
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "standby_peers"]  # the standby's ``log``
 
 THREAD_END_GRACE = 2.0
 """Seconds a thread that is already ending may take before it counts as leaked."""
 
 READ_TIMEOUT = 5.0
 """How long ``read_exactly`` waits for the bytes a test expects before it fails."""
-
-ReadExactly = Callable[[SerialTransport, int], bytes]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,25 +45,25 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def null_modem(request: pytest.FixtureRequest) -> Iterator[tuple[str, harness.Peer]]:
+def null_modem(request: pytest.FixtureRequest) -> Iterator[tuple[str, testing.Peer]]:
     """(port path for the code under test, Peer on the other end): a pty pair or a real cable."""
     port_a: str | None = request.config.getoption("--port-a")
     port_b: str | None = request.config.getoption("--port-b")
     if port_a and port_b:
-        peer = harness.Peer.from_serial_port(serial.serial_for_url(port_b, exclusive=True))
+        peer = testing.Peer.from_serial_port(serial.serial_for_url(port_b, exclusive=True))
         try:
             yield port_a, peer
         finally:
             peer.close()
     else:
-        with harness.null_modem() as pair:
+        with testing.null_modem() as pair:
             yield pair
 
 
 @pytest.fixture
-def null_modem_cable() -> Iterator[harness.NullModemCable]:
+def null_modem_cable() -> Iterator[nullmodem.NullModemCable]:
     """Two pty paths joined like a crossed cable, for two programs (referee and client)."""
-    with harness.null_modem_cable() as cable:
+    with nullmodem.null_modem_cable() as cable:
         yield cable
 
 

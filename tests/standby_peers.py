@@ -2,7 +2,7 @@
 
 A test plays the standby to a real :class:`JournalReplicator` (:class:`ScriptedStandby`),
 or the primary to a real :class:`JournalMirror` (:class:`ScriptedPrimary`), over real
-loopback sockets, speaking the wire of :mod:`serialref.standby.wire` step by step, so
+loopback sockets, speaking the protocol of :mod:`serialref.standby.channel` step by step, so
 that it can also break any step on purpose.
 """
 
@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import chess
+import pytest
 
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEnded,
@@ -33,8 +34,7 @@ from serialref.events import (
     PlayerSignedOn,
 )
 from serialref.recorders.journal import JournalRecorder
-from serialref.standby.mirror import JournalMirror
-from serialref.standby.wire import (
+from serialref.standby.channel import (
     PRIMARY_GREETING_SIZE,
     STANDBY_ANSWER_SIZE,
     Channel,
@@ -48,6 +48,7 @@ from serialref.standby.wire import (
     read_standby_answer,
     standby_answer,
 )
+from serialref.standby.mirror import JournalMirror
 from serialref.wire.address import parse_address
 
 TIMEOUT = 5.0
@@ -133,9 +134,12 @@ class LogWatcher(logging.Handler):
                 return message
 
 
-@contextmanager
-def watching_log() -> Iterator[LogWatcher]:
-    """Every message of ``serialref.standby`` and below, debug included, while the block runs."""
+@pytest.fixture
+def log() -> Iterator[LogWatcher]:
+    """Every message of ``serialref.standby`` and below, debug included, during the test.
+
+    A fixture of every test (tests/conftest.py names this module a plugin).
+    """
     logger = logging.getLogger("serialref.standby")
     watcher = LogWatcher()
     previous = logger.level

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
+import processes
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "race.py"
@@ -26,7 +26,7 @@ def race() -> ModuleType:
 def test_a_process_cpu_is_its_own_read_before_it_is_reaped(race: ModuleType) -> None:
     watcher = race.Watcher()
     try:
-        busy = subprocess.Popen(
+        busy = processes.start(
             [sys.executable, "-c", "import time\nend = time.process_time() + 0.3\n"
              "while time.process_time() < end: pass\nbytearray(30_000_000)"],
         )  # fmt: skip

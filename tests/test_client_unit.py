@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
+import processes
 import pytest
 
 from serialref import cli
@@ -79,7 +79,7 @@ def started_with(env_file: str | None, tmp_path: Path, instance: str = "ttyUSB0"
     stand_in.chmod(0o755)
     argv = [word.replace(PROGRAM, str(stand_in)) for word in exec_start_argv(instance)]
     environment = systemd_env_file(env_file) if env_file is not None else {}
-    result = subprocess.run(argv, env=environment, capture_output=True, text=True,
+    result = processes.run(argv, env=environment, capture_output=True, text=True,
                             check=False, timeout=30)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
@@ -121,8 +121,8 @@ def test_without_the_env_file_the_client_stops_with_a_usage_error(tmp_path: Path
     """Exit 2, which the unit does not restart: the file is missing, not a player."""
     args = started_with(None, tmp_path)
     assert args == ["client", "/dev/ttyUSB0"]
-    result = subprocess.run([sys.executable, "-m", "serialref", *args], capture_output=True,
-                            text=True, check=False, timeout=60)  # fmt: skip
+    result = processes.run([sys.executable, "-m", "serialref", *args], capture_output=True,
+                           text=True, check=False, timeout=60)  # fmt: skip
     assert result.returncode == cli.EXIT_USAGE
     unit = UNIT.read_text(encoding="utf-8")
     assert "\nRestartPreventExitStatus=2\n" in unit

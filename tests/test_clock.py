@@ -191,7 +191,7 @@ def test_start_twice_and_stop_idle_are_errors() -> None:
     assert clock.running == WHITE
 
 
-# --- pause and resume ------------------------------------------------------------------
+# --- pause and unpause -----------------------------------------------------------------
 
 
 def test_paused_time_is_charged_to_no_one() -> None:
@@ -204,19 +204,19 @@ def test_paused_time_is_charged_to_no_one() -> None:
     assert clock.consumed(WHITE, 500.0) == 10.0
     assert clock.consumed(WHITE) == 10.0  # banked before the pause: known without `at`
     clock.pause(20.0)  # a repeated fault changes nothing
-    clock.resume(500.0)
+    clock.unpause(500.0)
     assert clock.flag_deadline() == 550.0
     assert clock.stop(505.0) == 15.0
     assert clock.consumed(BLACK) == 0.0
 
 
-def test_start_while_paused_charges_from_resume() -> None:
+def test_start_while_paused_charges_from_the_unpause() -> None:
     clock = ChessClock(TimeControl.parse("60"))
     clock.pause(0.0)
     clock.start(BLACK, 5.0)
     assert clock.consumed(BLACK, 100.0) == 0.0
-    clock.resume(100.0)
-    clock.resume(150.0)  # not paused: changes nothing
+    clock.unpause(100.0)
+    clock.unpause(150.0)  # not paused: changes nothing
     assert clock.stop(110.0) == 10.0
 
 
@@ -234,7 +234,7 @@ def test_paused_flag_fell_uses_the_time_before_the_pause() -> None:
     clock.start(WHITE, 0.0)
     clock.pause(59.0)
     assert not clock.flag_fell(100.0)
-    clock.resume(200.0)
+    clock.unpause(200.0)
     assert clock.flag_fell(201.0)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from serialref.demo import run_demo
 from serialref.errors import SerialrefError
-from serialref.events import GameEnded, MatchEnded, MatchStarted, MovePlayed, PlayerSignedOn
+from serialref.happenings import GameEnded, MatchEnded, MatchStarted, MovePlayed, PlayerSignedOn
 from serialref.recorders.journal import read_journal
 
 

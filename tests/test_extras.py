@@ -14,6 +14,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
+import processes
 import pytest
 
 from serialref.client.session import PlayerSession
@@ -35,7 +36,7 @@ def serialref_without(
             f"raise ModuleNotFoundError({f'No module named {module!r}'!r}, name={module!r})\n"
         )
     path = os.pathsep.join(filter(None, (str(shadows), os.environ.get("PYTHONPATH"))))
-    return subprocess.run(
+    return processes.run(
         [sys.executable, "-m", "serialref", *arguments],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": path},

@@ -16,10 +16,10 @@ import pytest
 
 from serialref.cli import EXIT_OK, main
 from serialref.elo import Score
-from serialref.event.report import games_from_pgn
-from serialref.event.standings import FinishedGame, standings
 from serialref.pentanomial import GamePairs, Pentanomial, estimate, nelo_line, ptnml_line
 from serialref.sprt import SprtModel, SprtTest
+from serialref.tournament.report import games_from_pgn
+from serialref.tournament.standings import FinishedGame, standings
 
 FASTCHESS = Path(__file__).parent / "fixtures" / "fastchess"
 FIRST, SECOND = "SF-1500", "SF-1000"

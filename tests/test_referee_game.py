@@ -13,7 +13,7 @@ from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     Infraction,

@@ -18,8 +18,8 @@ from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.openings import Opening
 from serialref.referee.settings import MatchSettings
 from serialref.rules import find_rules
-from serialref.testing import null_modem_cable
 from serialref.timecontrol import TimeControl
+from serialref.wire.nullmodem import null_modem_cable
 
 TIMEOUT = 60.0
 

@@ -1,10 +1,10 @@
 """One analysis run: entries in, records out in input order, over ``--jobs`` engines.
 
-The positions a task searches go on one queue that every :class:`~serialref.
-analysis.seat.Seat` takes from, so a slow position holds up only its own engine;
-the writer takes the results in input order and writes (and flushes) each record as
-soon as everything before it is written, so an interrupted or failed run leaves an
-output file that ``--resume`` can continue.
+The positions a task searches go on one queue that every
+:class:`~serialref.analysis.engine.AnalysisEngine` takes from, so a slow position holds
+up only its own engine; the writer takes the results in input order and writes (and
+flushes) each record as soon as everything before it is written, so an interrupted or
+failed run leaves an output file that ``--resume`` can continue.
 
 An engine that fails on a position is started again and the position tried once
 more; a second failure is reported ``FILE:LINE: reason`` and the record copied as it
@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from serialref.analysis.engine import AnalysisEngine
 from serialref.analysis.inputs import Entry
 from serialref.analysis.progress import Progress
-from serialref.analysis.seat import Seat
 from serialref.analysis.tasks import Outcome, Task
 from serialref.client.options import EngineSettings
 from serialref.epd.writer import format_record
@@ -69,17 +69,18 @@ async def run_task(
     queue: asyncio.Queue[Entry] = asyncio.Queue()
     for entry in searched.values():
         queue.put_nowait(entry)
-    seats = [Seat(run.engine, patience=run.patience) for _ in range(min(run.jobs, len(searched)))]
+    jobs = min(run.jobs, len(searched))
+    engines = [AnalysisEngine(run.engine, patience=run.patience) for _ in range(jobs)]
     halted = loop.create_task(halt.wait())
     workers: list[asyncio.Task[None]] = []
     try:
-        starting = asyncio.gather(*(seat.ready() for seat in seats))
+        starting = asyncio.gather(*(engine.ready() for engine in engines))
         await asyncio.wait(_futures(starting, halted), return_when=asyncio.FIRST_COMPLETED)
         if not starting.done():
             starting.cancel()
             return False
         starting.result()
-        workers = [loop.create_task(_work(task, seat, queue, results)) for seat in seats]
+        workers = [loop.create_task(_work(task, engine, queue, results)) for engine in engines]
         for entry in entries:
             if entry.number in results:
                 future = results[entry.number]
@@ -113,7 +114,7 @@ async def run_task(
         for worker in workers:
             with contextlib.suppress(asyncio.CancelledError, EngineError):
                 await worker
-        await asyncio.gather(*(seat.close() for seat in seats))
+        await asyncio.gather(*(engine.close() for engine in engines))
         for future in results.values():
             if future.done() and not future.cancelled():
                 future.exception()  # retrieved: a result nobody waited for is not an error
@@ -121,7 +122,7 @@ async def run_task(
 
 async def _work(
     task: Task,
-    seat: Seat,
+    engine: AnalysisEngine,
     queue: asyncio.Queue[Entry],
     results: dict[int, asyncio.Future[Outcome]],
 ) -> None:
@@ -131,9 +132,9 @@ async def _work(
         assert entry.record is not None and entry.board is not None
         future = results[entry.number]
         for attempt in (1, 2):
-            await seat.ready()
+            await engine.ready()
             try:
-                outcome = await task.run(entry.record, entry.board, seat)
+                outcome = await task.run(entry.record, entry.board, engine)
             except EngineError as exc:
                 if attempt == 2:
                     future.set_exception(exc)

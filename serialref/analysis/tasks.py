@@ -1,7 +1,7 @@
 """What each analysis verb does to one record (spec 7.2 ``pfga``, 7.3 ``pfms``, 7.5 ``pfts``).
 
 A task says which records it searches and turns an engine's :class:`~serialref.
-analysis.seat.Search` into the operations it adds; the run around it (order, jobs,
+analysis.engine.Search` into the operations it adds; the run around it (order, jobs,
 restarts, progress) is the same for all three, in :mod:`serialref.analysis.run`.
 
 The **limit** is hard by default (spec 7.2 prefers it for comparing programs): the
@@ -22,8 +22,8 @@ from typing import Protocol
 import chess
 import chess.engine
 
+from serialref.analysis.engine import AnalysisEngine, Search
 from serialref.analysis.scores import CHECKMATED, centipawns
-from serialref.analysis.seat import Search, Seat
 from serialref.analysis.targets import has_targets, is_solved
 from serialref.epd.operations import Operand, Operation
 from serialref.epd.record import EpdRecord
@@ -72,7 +72,8 @@ class Effort:
 
     @property
     def patience(self) -> float | None:
-        """Seconds past the time limit before a search counts as hung (see :class:`Seat`)."""
+        """Seconds past the time limit before a search counts as hung
+        (see :class:`~serialref.analysis.engine.AnalysisEngine`)."""
         if self.movetime is None:
             return None
         return self.movetime * (SOFT_MOVES if self.soft else 1) + HANG_MARGIN
@@ -95,8 +96,8 @@ class Task(Protocol):
     def unsearched(self, record: EpdRecord, board: chess.Board) -> EpdRecord:
         """The output record of one that is not searched."""
 
-    async def run(self, record: EpdRecord, board: chess.Board, seat: Seat) -> Outcome:
-        """Search ``board`` on ``seat`` and annotate ``record``."""
+    async def run(self, record: EpdRecord, board: chess.Board, engine: AnalysisEngine) -> Outcome:
+        """Search ``board`` on ``engine`` and annotate ``record``."""
 
 
 def _variation(board: chess.Board, moves: tuple[chess.Move, ...]) -> tuple[str, ...]:
@@ -152,12 +153,12 @@ class Analyse:
             Operation("pv"), Operation.of("ce", ce), Operation.of("acn", 0), Operation.of("acs", 0)
         )
 
-    async def run(self, record: EpdRecord, board: chess.Board, seat: Seat) -> Outcome:
+    async def run(self, record: EpdRecord, board: chess.Board, engine: AnalysisEngine) -> Outcome:
         """One search, its score and its variation."""
-        search = await seat.search(board, self._limit)
+        search = await engine.search(board, self._limit)
         if search.score is None:
-            raise EngineError(f"{seat.name} gave no score")
-        sans = _predicted(board, search, seat.name)
+            raise EngineError(f"{engine.name} gave no score")
+        sans = _predicted(board, search, engine.name)
         annotated = record.with_operations(
             _moves("pv", sans),
             Operation.of("ce", centipawns(search.score)),
@@ -187,10 +188,10 @@ class Targets:
         """Copied as it is."""
         return record
 
-    async def run(self, record: EpdRecord, board: chess.Board, seat: Seat) -> Outcome:
+    async def run(self, record: EpdRecord, board: chess.Board, engine: AnalysisEngine) -> Outcome:
         """One search; its first move is the prediction judged against the targets."""
-        search = await seat.search(board, self._limit)
-        sans = _predicted(board, search, seat.name)
+        search = await engine.search(board, self._limit)
+        sans = _predicted(board, search, engine.name)
         annotated = record.with_operations(
             _moves("pm", sans[:1]), _moves("pv", sans), *_counts(search)
         )
@@ -220,18 +221,18 @@ class Mate:
         """Copied as it is."""
         return record
 
-    async def run(self, record: EpdRecord, board: chess.Board, seat: Seat) -> Outcome:
+    async def run(self, record: EpdRecord, board: chess.Board, engine: AnalysisEngine) -> Outcome:
         """The passes in turn until one finds a mate; ``solved`` says whether one did."""
         nodes, seconds = 0, 0.0
         for moves in self._passes:
             if self._known(record) <= moves:
                 break
-            search = await seat.search(board, self._effort.limit(mate=moves))
+            search = await engine.search(board, self._effort.limit(mate=moves))
             nodes += search.nodes or 0
             seconds += search.seconds
             mate = None if search.score is None else search.score.mate()
             if mate is not None and 0 < mate <= moves and search.pv:
-                sans = _predicted(board, search, seat.name)
+                sans = _predicted(board, search, engine.name)
                 record = record.with_operations(
                     Operation.of("dm", moves),
                     _moves("pm", sans[:1]),

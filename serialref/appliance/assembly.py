@@ -20,7 +20,7 @@ from serialref.appliance.config import MatchConfig, PortConfig, require_port_pat
 from serialref.appliance.notify import SystemdNotifier
 from serialref.control.server import ControlServer
 from serialref.errors import ConfigError, recorder_error
-from serialref.events import (
+from serialref.happenings import (
     MatchListener,
     PgnAppended,
     Recorder,

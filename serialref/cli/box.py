@@ -49,10 +49,10 @@ def _run_config_check(args: argparse.Namespace) -> int:
     """
     from serialref.appliance.config import read_toml
     from serialref.errors import ConfigError, GroupedConfigError
-    from serialref.event.config import is_event_file
+    from serialref.tournament.config import is_tournament_file
 
     try:
-        if is_event_file(read_toml(args.file)):
+        if is_tournament_file(read_toml(args.file)):
             verdict = _checked_event(args.file)
         else:
             verdict = _checked_match(args.file)
@@ -82,9 +82,9 @@ def _checked_match(path: Path) -> str:
 
 def _checked_event(path: Path) -> str:
     """An event's file checked as ``serialref event`` reads it; what it plays."""
-    from serialref.event.config import load_event_config
+    from serialref.tournament.config import load_tournament_config
 
-    config = load_event_config(path)
+    config = load_tournament_config(path)
     pairings = len(config.pairings())
     return (f" (an event: {config.format.value} of {len(config.players)} players, "
             f"{pairings} pairing{'s' if pairings != 1 else ''})")  # fmt: skip

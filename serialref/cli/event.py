@@ -46,14 +46,14 @@ def _run_event(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from serialref.errors import ConfigError
-    from serialref.event.config import load_event_config
-    from serialref.event.pairings import EventFormat
-    from serialref.event.runner import EventRunner
     from serialref.sprt import parse_sprt
+    from serialref.tournament.config import load_tournament_config
+    from serialref.tournament.pairings import TournamentFormat
+    from serialref.tournament.runner import TournamentRunner
 
-    config = load_event_config(args.config)
+    config = load_tournament_config(args.config)
     if args.sprt:
-        if config.format is not EventFormat.MATCH:
+        if config.format is not TournamentFormat.MATCH:
             raise ConfigError("--sprt", 'an SPRT needs a match of two players (format = "match")')
         config = replace(config, sprt=parse_sprt(args.sprt))
     if args.pairings:
@@ -62,5 +62,5 @@ def _run_event(args: argparse.Namespace) -> int:
             print(f"pairing {pairing.number:>3}  round {pairing.round:>2}  "
                   f"{pairing.first} - {pairing.second}{byes}")  # fmt: skip
         return EXIT_OK
-    runner = EventRunner(config, out=None if args.quiet else sys.stdout)
+    runner = TournamentRunner(config, out=None if args.quiet else sys.stdout)
     return EXIT_OK if runner.run() else EXIT_INTERRUPTED

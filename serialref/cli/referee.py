@@ -155,7 +155,7 @@ def _add_run_verb(verbs: Verbs) -> None:
 
 def _run_match(args: argparse.Namespace) -> int:
     from serialref.appliance.assembly import run_referee
-    from serialref.events import MatchListener
+    from serialref.happenings import MatchListener
 
     config = _configured_match(args)
     extra: list[MatchListener] = []

@@ -37,8 +37,8 @@ def add_verbs(verbs: Verbs) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from serialref.event.report import html_report, report_from_pgn, text_report
     from serialref.sprt import parse_sprt
+    from serialref.tournament.report import html_report, report_from_pgn, text_report
 
     sprt = parse_sprt(args.sprt) if args.sprt else None
     table = report_from_pgn(args.pgn)

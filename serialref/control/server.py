@@ -39,7 +39,7 @@ from pathlib import Path
 from serialref.control.protocol import MAX_LINE, Reply, Request, decode_request, encode_reply
 from serialref.control.status import RecentLines, match_status
 from serialref.errors import CommandError, ControlError
-from serialref.events import MatchEvent, SupervisorCommand
+from serialref.happenings import MatchEvent, SupervisorCommand
 from serialref.observers.output import printable
 from serialref.referee.match import MatchReferee
 from serialref.referee.supervisor import carry_out

@@ -14,7 +14,7 @@ from collections import deque
 import chess
 
 from serialref.clock import side_index
-from serialref.events import LineReceived, MatchEvent, RecordSent
+from serialref.happenings import LineReceived, MatchEvent, RecordSent
 from serialref.observers.output import printable
 from serialref.referee.game import GameReferee
 from serialref.referee.match import MatchReferee

@@ -89,21 +89,8 @@ def parse_lenient(line: str, make: Callable[[str], chess.Board] = chess.Board) -
 # --------------------------------------------------------------------- strict
 
 
-class _Rewritten(Exception):  # noqa: N818 - a signal within this module, not an error
-    """The line with its placement in the standard form, to be read again."""
-
-    def __init__(self, line: str) -> None:
-        super().__init__(line)
-        self.line = line
-
-
 def _parse_strict(line: str) -> EpdRecord:
-    _check_printable(line)
-    try:
-        match = _match_fields(line)
-    except _Rewritten as rewritten:
-        line = rewritten.line
-        match = _match_fields(line)
+    line, match = _position_part(line)
     operations = _plain_operations(line, match.end())
     if operations is None:
         return _variant_or_tokenized(line, match)
@@ -182,12 +169,7 @@ def _parse_lenient(line: str, make: Callable[[str], chess.Board]) -> EpdRecord:
             "NUL byte before the end of the line (a NUL may only terminate a record)",
             column=line.index("\0") + 1,
         )
-    _check_printable(line)
-    try:
-        match = _match_fields(line)
-    except _Rewritten as rewritten:
-        line = rewritten.line
-        match = _match_fields(line)
+    line, match = _position_part(line)
     end, checks = match.end(), ""
     field = _CHECKS_FIELD_RE.match(line, end)
     if field is not None:
@@ -410,7 +392,13 @@ def _check_printable(line: str) -> None:
             )
 
 
-def _match_fields(line: str) -> re.Match[str]:
+def _position_part(line: str) -> tuple[str, re.Match[str]]:
+    """The four position fields of a printable ``line``, and the line they were read from.
+
+    Both readers start here. A placement that is wrong only in writing pieces in hand as
+    a ninth rank is rewritten in brackets, and the rewritten line is read again, once.
+    """
+    _check_printable(line)
     match = _FIELDS_RE.match(line)
     if match is None:
         found = len(line.split())
@@ -420,14 +408,12 @@ def _match_fields(line: str) -> re.Match[str]:
             f"only {found} of the four position fields ({', '.join(FIELD_NAMES)})",
             column=len(line) + 1,
         )
-    problem = syntax_problem((match.group(1), match.group(2), match.group(3), match.group(4)))
-    if problem is not None:
-        placement = match.group(1)
-        normal = normal_placement(placement)
-        fields = (normal, match.group(2), match.group(3), match.group(4))
-        if normal != placement and syntax_problem(fields) is None:
-            # Pieces in hand written as a ninth rank: read as written in brackets.
-            raise _Rewritten(f"{line[: match.start(1)]}{normal}{line[match.end(1) :]}")
-        index, offset, reason = problem
-        raise RecordError(reason, column=match.start(index + 1) + offset + 1)
-    return match
+    fields = _position_fields(match)
+    problem = syntax_problem(fields)
+    if problem is None:
+        return line, match
+    normal = normal_placement(fields[0])
+    if normal != fields[0] and syntax_problem((normal, *fields[1:])) is None:
+        return _position_part(f"{line[: match.start(1)]}{normal}{line[match.end(1) :]}")
+    index, offset, reason = problem
+    raise RecordError(reason, column=match.start(index + 1) + offset + 1)

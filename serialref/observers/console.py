@@ -19,8 +19,7 @@ import chess
 import chess.variant
 
 from serialref.clock import format_clock
-from serialref.errors import ConfigError
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEvent,
@@ -63,10 +62,7 @@ class ConsoleObserver:
             self._line(f"port {event.port}: player left ({printable(event.reason)})")
         elif isinstance(event, GameStarted):
             self._names = (printable(event.tags["White"]), printable(event.tags["Black"]))
-            try:
-                self._rules = rules_of_tags(event.tags)
-            except ConfigError:
-                self._rules = STANDARD
+            self._rules = rules_of_tags(event.tags)
             self._last_move = None
             self._drawn = 0  # a new game gets a board of its own, below what came before
         elif isinstance(event, MovePlayed):

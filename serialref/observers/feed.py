@@ -36,7 +36,7 @@ from types import TracebackType
 from typing import Protocol
 
 from serialref.errors import ControlError
-from serialref.events import MatchEvent
+from serialref.happenings import MatchEvent
 from serialref.wire.acceptor import AUDIENCE_RESERVE, Acceptor
 from serialref.wire.address import Address, format_address
 

@@ -30,8 +30,8 @@ has one, as the tool whose model it is prints it. Before the match's last line, 
 player with anything to report gets fastchess's block of what went wrong
 (:mod:`serialref.referee.incidents`); a clean match has none, as under fastchess.
 
-This observer must never raise into the referee, whatever an event holds: anything
-unexpected is logged once and the observer falls silent; the match goes on.
+Should this observer fail, the referee's publisher logs the failure and detaches it, as
+it does any observer's (:mod:`serialref.referee.publisher`); the match goes on.
 """
 
 from __future__ import annotations
@@ -39,8 +39,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from serialref.elo import Score, estimate
-from serialref.events import GameEnded, GameStarted, MatchEnded, MatchEvent, MatchStarted
-from serialref.observers.guard import FallsSilent
+from serialref.happenings import GameEnded, GameStarted, MatchEnded, MatchEvent, MatchStarted
 from serialref.observers.output import ObserverOutput, printable
 from serialref.pentanomial import MatchTally, nelo_line, ptnml_line
 from serialref.referee.incidents import MatchIncidents
@@ -52,7 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["ProgressObserver", "format_estimate"]
 
 
-class ProgressObserver(FallsSilent):
+class ProgressObserver:
     """Writes cutechess-cli style progress lines to a text stream.
 
     A match resumed from its journal passes where it resumes: the score carries on from
@@ -89,13 +88,10 @@ class ProgressObserver(FallsSilent):
         if self._current is not None:
             self._learn(self._current)
 
-    def _stopped(self) -> str:
-        return "match progress stopped"
-
     def close(self) -> None:
         self._out.flush()
 
-    def _handle(self, event: MatchEvent) -> None:
+    def handle(self, event: MatchEvent) -> None:
         self._incidents.add(event)
         if isinstance(event, MatchStarted):
             self._games = event.games

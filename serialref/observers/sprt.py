@@ -3,17 +3,15 @@
 It only asks: the stop goes through the referee's loop (``request_stop``), which ends
 the match in order, every player told ``disconnect``, with a reason that says the SPRT
 decided (:func:`serialref.sprt.decision_in`), so a restarted referee knows the
-match is over. Like every observer it never raises into the referee: should it fail,
-it falls silent (:class:`~serialref.observers.guard.FallsSilent`) and the match plays
-its games to the end.
+match is over. Should it fail, the referee's publisher detaches it as it does any
+observer (:mod:`serialref.referee.publisher`), and the match plays its games to the end.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from serialref.events import GameEnded, MatchEnded, MatchEvent
-from serialref.observers.guard import FallsSilent
+from serialref.happenings import GameEnded, MatchEnded, MatchEvent
 from serialref.pentanomial import MatchTally
 from serialref.referee.settings import MatchSettings
 from serialref.sprt import SprtDecision, SprtTest, decision_in
@@ -23,7 +21,7 @@ __all__ = ["SprtWatch"]
 _OTHER = {"a": "b", "b": "a"}
 
 
-class SprtWatch(FallsSilent):
+class SprtWatch:
     """Player A's results against player B, tested after each game.
 
     ``results`` are the games already played, as (White's port, PGN result), for a
@@ -50,7 +48,7 @@ class SprtWatch(FallsSilent):
     def close(self) -> None:
         """Nothing to release."""
 
-    def _handle(self, event: MatchEvent) -> None:
+    def handle(self, event: MatchEvent) -> None:
         if isinstance(event, GameEnded) and self.status is None:
             white_port = MatchSettings.white_port(event.game)
             self._tally.add(white_port, _OTHER[white_port], event.result)
@@ -61,6 +59,3 @@ class SprtWatch(FallsSilent):
                 self._stop(self._test.stop_reason(decision))
         elif isinstance(event, MatchEnded):
             self.decided = decision_in(event.reason) is not None
-
-    def _stopped(self) -> str:
-        return "the SPRT stopped following the match"

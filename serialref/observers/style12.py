@@ -35,7 +35,7 @@ import re
 
 import chess
 
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEvent,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed
+from serialref.happenings import GameEnded, GameStarted, MatchEvent, MovePlayed
 
 __all__ = ["StatusLine", "SystemdStatusObserver"]
 

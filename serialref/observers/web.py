@@ -31,7 +31,7 @@ from importlib import resources
 
 import chess
 
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEnded,

@@ -24,7 +24,7 @@ Each line is ``{"event": "<ClassName>", "wall": <time.time()>, **fields}``.
 Events that carry their own ``wall`` keep it. Floats that JSON cannot spell
 (an unlimited clock's ``inf``) are written as Python's ``json`` module writes
 them (``Infinity``), which it also reads back. Events are plain data by
-contract (``events.py``): a value JSON cannot hold is a bug in the sender and
+contract (``happenings.py``): a value JSON cannot hold is a bug in the sender and
 raises ``TypeError``, not :class:`RecorderError`.
 """
 
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from serialref.errors import RecorderError, escape, recorder_error
-from serialref.events import (
+from serialref.happenings import (
     EVENT_TYPES,
     GameEnded,
     GameStarted,
@@ -128,7 +128,7 @@ def set_aside(path: Path, label: str = "") -> Path:
 
 
 class JournalRecorder:
-    """Appends every event to a JSON Lines journal; implements ``events.MatchListener``.
+    """Appends every event to a JSON Lines journal; implements ``happenings.MatchListener``.
 
     After a failed write the recorder stops: the file may end in a partial line
     that the next entry would corrupt, and a journal with a gap is worse than

@@ -42,7 +42,7 @@ import chess.pgn
 from serialref.analysis.scores import CHECKMATED, mate_in
 from serialref.clock import format_clock, side_index
 from serialref.errors import RecorderError, recorder_error
-from serialref.events import GameEnded, GameStarted, MatchEvent, MovePlayed, SupervisorCommand
+from serialref.happenings import GameEnded, GameStarted, MatchEvent, MovePlayed, SupervisorCommand
 from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import JournalGame
 from serialref.rules import rules_of_tags
@@ -282,7 +282,7 @@ def _whole_games_length(data: bytes) -> int:
 
 
 class PgnRecorder:
-    """Appends each finished game to a PGN file; a recorder (``events.MatchListener``).
+    """Appends each finished game to a PGN file; a recorder (``happenings.MatchListener``).
 
     The PGN file is written from what the journal holds, each game exactly once
     (PROTOCOL.md 7). A game that cannot be written (a full disk) is not lost: it
@@ -290,7 +290,7 @@ class PgnRecorder:
     game or at the next start. A write that fails half-way is cut off again, and a
     game cut short by a crash is cut away at start-up, so no game is ever appended
     after a fragment. Each game written is reported to ``on_appended`` (the journal
-    keeps a :class:`~serialref.events.PgnAppended` entry), so a restart knows which
+    keeps a :class:`~serialref.happenings.PgnAppended` entry), so a restart knows which
     finished games the file lacks.
 
     ``backlog``: finished games the file may lack, in order (from the journal, on a

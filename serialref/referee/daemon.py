@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from serialref.errors import LineLostError, PortOpenError
-from serialref.events import MatchListener, Recorder
+from serialref.happenings import MatchListener, Recorder
 from serialref.referee.loop import RefereeLoop, stop_signals
 from serialref.referee.match import MatchReferee
 from serialref.referee.reminder import SignOnReminder

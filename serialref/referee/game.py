@@ -27,7 +27,7 @@ from transitions import Machine
 from serialref import records
 from serialref.clock import ChessClock
 from serialref.epd.record import EpdRecord
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     Infraction,

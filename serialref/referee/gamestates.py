@@ -15,7 +15,7 @@ from typing import Any
 import chess
 
 from serialref.clock import ChessClock
-from serialref.events import GameStarted
+from serialref.happenings import GameStarted
 
 __all__ = ["TRANSITIONS", "GameState", "ResumedGame"]
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from serialref.epd.record import EpdRecord
-from serialref.events import MatchEvent
+from serialref.happenings import MatchEvent
 from serialref.referee.adjudication import Verdict
 from serialref.referee.session import PortSession
 from serialref.referee.settings import MatchSettings

@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields, replace
 
 from serialref.epd.parser import parse_record
 from serialref.errors import RecordError
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     Infraction,

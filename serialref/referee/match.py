@@ -4,7 +4,7 @@
 ports, the departures of records a port could not take at once, the referee's own
 stalls, and is woken at its deadlines (reset and conclude delays, a flag fall, a rejoin
 window). It decides, sends records through a :class:`Wire` and publishes
-:mod:`serialref.events` (:class:`serialref.referee.publisher.Publisher`). It never
+:mod:`serialref.happenings` (:class:`serialref.referee.publisher.Publisher`). It never
 sleeps and never reads a port, so tests drive it with a fake clock and a fake wire.
 
 The match is a ``transitions`` state machine declared as one table: waiting for
@@ -31,7 +31,7 @@ from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.errors import LineLostError, RecorderError, RecordError, UnexpectedRecordError
-from serialref.events import (
+from serialref.happenings import (
     Infraction,
     MatchEnded,
     MatchEvent,

@@ -63,7 +63,7 @@ class MoveClock:
         if self.clock.running is None:
             self.clock.start(side, at)
         elif not self.held:
-            self.clock.resume(at)
+            self.clock.unpause(at)
 
     def hold(self, at: float) -> None:
         """The supervisor's pause: no one is charged from ``at`` until :meth:`release`."""
@@ -78,7 +78,7 @@ class MoveClock:
         """
         self.held = False
         if self.clock.running is None or (playing and self._awaiting is None):
-            self.clock.resume(at)
+            self.clock.unpause(at)
 
     def stop(self, at: float) -> None:
         """No one is charged from ``at`` on (a suspension, the game's end)."""

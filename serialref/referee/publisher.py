@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from serialref.errors import RecorderError
-from serialref.events import (
+from serialref.happenings import (
     LineReceived,
     LinesIgnored,
     MatchEvent,

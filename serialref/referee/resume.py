@@ -24,7 +24,7 @@ import chess
 
 from serialref.clock import ChessClock
 from serialref.errors import ConfigError
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEnded,

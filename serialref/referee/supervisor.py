@@ -1,6 +1,6 @@
 """The supervisor's commands as the referee carries them out (EPD spec 3.2, tasks 9 and 11).
 
-A command arrives as a :class:`~serialref.events.SupervisorCommand` (from the control
+A command arrives as a :class:`~serialref.happenings.SupervisorCommand` (from the control
 socket, on the referee's thread). It is checked first: one that cannot apply now is a
 :class:`~serialref.errors.CommandError` and changes nothing, not even the journal. One
 that can is published (so the journal holds it, with who gave it, before its effects)
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 import chess
 
 from serialref.errors import CommandError
-from serialref.events import SupervisorCommand
+from serialref.happenings import SupervisorCommand
 from serialref.referee.adjudication import Termination, Verdict
 from serialref.referee.game import GameReferee
 from serialref.referee.gamestates import GameState
@@ -59,7 +59,12 @@ def _pause(match: MatchReferee, args: Sequence[str]) -> _Action:
     return act
 
 
-def _resume(match: MatchReferee, args: Sequence[str]) -> _Action:
+def _unpause(match: MatchReferee, args: Sequence[str]) -> _Action:
+    """``resume`` as the supervisor types it and the journal keeps it: the clocks run again.
+
+    The code calls it an unpause: what resumes in the code is a match continued from its
+    journal (:mod:`serialref.referee.resume`).
+    """
     _no_arguments("resume", args)
     if not match.paused:
         raise CommandError("the match is not paused")
@@ -150,7 +155,7 @@ def _begun_game(match: MatchReferee, name: str) -> GameReferee:
 
 COMMANDS: dict[str, Callable[[MatchReferee, Sequence[str]], _Action]] = {
     "pause": _pause,
-    "resume": _resume,
+    "resume": _unpause,
     "adjudicate": _adjudicate,
     "restore": _restore,
     "restart-game": _restart_game,

@@ -3,7 +3,7 @@
 :class:`JournalMirror` listens for primaries, and copies the journal of the one
 that proved the key into its own file, returning once that primary has been
 silent for ``takeover_after`` seconds. Everything it accepts has passed three
-gates: the handshake (:mod:`serialref.standby.wire`), each frame's tag, and the
+gates: the handshake (:mod:`serialref.standby.channel`), each frame's tag, and the
 entry checks of :class:`~serialref.standby.validation.JournalValidator`. What
 fails a gate is logged with the peer's address and drops that connection only.
 
@@ -40,8 +40,7 @@ from types import TracebackType
 from serialref.errors import ConfigError, ProtocolError, recorder_error
 from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import cut_torn_tail, set_aside
-from serialref.standby.validation import JournalValidator
-from serialref.standby.wire import (
+from serialref.standby.channel import (
     MAX_PAYLOAD,
     PRIMARY_GREETING_SIZE,
     TAG_SIZE,
@@ -53,6 +52,7 @@ from serialref.standby.wire import (
     read_primary_proof,
     standby_answer,
 )
+from serialref.standby.validation import JournalValidator
 from serialref.wire.acceptor import PLAYER_RESERVE, Acceptor
 from serialref.wire.address import format_address, parse_address
 

@@ -7,7 +7,7 @@ from its journal, and its standby must hold the start of that match too. The
 file is also the only buffer: nothing piles up in memory while the standby is
 away, and :meth:`JournalReplicator.handle` just wakes the sender thread.
 
-Once both sides have proved the key (:mod:`serialref.standby.wire`), the
+Once both sides have proved the key (:mod:`serialref.standby.channel`), the
 standby tells where its mirror ends (size and SHA-256) and the primary answers
 where its entries continue: at that size when its journal starts with exactly
 those bytes, else at byte 0 (the mirror is of another match or another file,
@@ -29,8 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from serialref.errors import ProtocolError
-from serialref.events import MatchEvent
-from serialref.standby.wire import (
+from serialref.happenings import MatchEvent
+from serialref.standby.channel import (
     MAX_PAYLOAD,
     STANDBY_ANSWER_SIZE,
     Channel,

@@ -6,7 +6,7 @@ referee could have written it, in that place in the journal:
 - it is an entry the journal's own decoder reads (a known event, known fields),
   and every field holds what the event's dataclass declares. The types are read
   from the dataclasses' annotations, so a new event or field is checked the
-  day it is added to :mod:`serialref.events`;
+  day it is added to :mod:`serialref.happenings`;
 - it makes sense after the entries before it: games start inside a match from a
   legal position that is not over; a move or an end only for a game in
   progress; plies consecutive; each move legal on that game's board, its SAN
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serialref.errors import ProtocolError
-from serialref.events import (
+from serialref.happenings import (
     GameEnded,
     GameStarted,
     MatchEvent,

@@ -34,7 +34,6 @@ import selectors
 import socket
 import threading
 import time
-import tty
 from collections import Counter
 from collections.abc import Callable
 from contextlib import suppress
@@ -55,7 +54,6 @@ __all__ = [
     "Admission",
     "Refusal",
     "SeatListener",
-    "open_raw_pty",
 ]
 
 LOGGER = logging.getLogger(__name__)
@@ -90,19 +88,6 @@ Admission = Callable[[bytes, str], "int | Refusal"]
 
 Record = Callable[[dict[str, object]], None]
 """Where refusals are recorded (an event's journal), as JSON-ready entries."""
-
-
-def open_raw_pty() -> tuple[int, int, str]:
-    """A pty pair in raw mode, echo off on both sides: (master fd, slave fd, slave path)."""
-    master, slave = os.openpty()
-    try:
-        for fd in (master, slave):
-            tty.setraw(fd)
-        return master, slave, os.ttyname(slave)
-    except BaseException:
-        os.close(master)
-        os.close(slave)
-        raise
 
 
 @dataclass(eq=False)

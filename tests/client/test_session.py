@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 import chess
 import pytest
+from doubles import SteppedClock
 from transitions import Machine
 
 from serialref import records
@@ -48,14 +49,6 @@ class ScriptedPlayer:
         return decision
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def line(record: EpdRecord) -> str:
     return format_record(record)
 
@@ -79,12 +72,12 @@ class Game:
         self,
         player: ScriptedPlayer,
         *,
-        clock: FakeClock | None = None,
+        clock: SteppedClock | None = None,
         safety_margin: float = 0.0,
         claim_draws: bool = True,
     ) -> None:
         self.player = player
-        self.clock = clock or FakeClock()
+        self.clock = clock or SteppedClock()
         self.session = PlayerSession(
             player.name,
             clock=self.clock,
@@ -146,14 +139,14 @@ def respond(
 
 
 def test_sign_on_names_the_player_in_tcsi() -> None:
-    session = PlayerSession("Scripted", clock=FakeClock())
+    session = PlayerSession("Scripted", clock=SteppedClock())
     output = session.sign_on()
     assert output.lines == (f'{START} refreq sign_on; tcsi "" "Scripted";',)
     assert not output.finished
 
 
 def test_each_reset_announces_the_game_the_players_requests_will_name() -> None:
-    session = PlayerSession("Scripted", clock=FakeClock())
+    session = PlayerSession("Scripted", clock=SteppedClock())
     session.sign_on()
     games = []
     for _ in range(2):
@@ -489,7 +482,7 @@ def test_referee_fault_is_shown_loudly_and_the_player_signs_on_again(
 
 
 def test_conclude_then_disconnect_finishes_a_session_that_plays_once() -> None:
-    session = PlayerSession("Scripted", clock=FakeClock(), once=True)
+    session = PlayerSession("Scripted", clock=SteppedClock(), once=True)
     session.sign_on()
     session.line_received(line(records.reset(chess.Board())))
     assert session.line_received(line(records.conclude(chess.Board(), (1, 2)))) == SessionOutput()
@@ -503,7 +496,7 @@ def test_conclude_then_disconnect_finishes_a_session_that_plays_once() -> None:
 def test_after_disconnect_the_session_stays_and_signs_on_every_5_s(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    clock = FakeClock()
+    clock = SteppedClock()
     session = PlayerSession("Scripted", port="/dev/ttyUSB0", clock=clock)
     session.sign_on()
     with caplog.at_level(logging.INFO, logger="serialref.client.session"):
@@ -529,7 +522,7 @@ def test_after_disconnect_the_session_stays_and_signs_on_every_5_s(
 
 
 def test_waiting_for_a_referee_is_said_once(caplog: pytest.LogCaptureFixture) -> None:
-    clock = FakeClock()
+    clock = SteppedClock()
     session = PlayerSession("Scripted", port="/dev/ttyUSB0", clock=clock)
     with caplog.at_level(logging.INFO, logger="serialref.client.session"):
         session.sign_on()
@@ -545,7 +538,7 @@ def test_waiting_for_a_referee_is_said_once(caplog: pytest.LogCaptureFixture) ->
 
 
 def test_sign_on_is_repeated_until_a_reset_arrives() -> None:
-    clock = FakeClock()
+    clock = SteppedClock()
     session = PlayerSession("Scripted", clock=clock)
     session.sign_on()
     assert session.next_deadline() == clock.now + SIGN_ON_RETRY
@@ -670,7 +663,7 @@ def test_sign_off_abandons_the_search() -> None:
 
 
 def test_the_deadline_is_the_flag_less_the_safety_margin() -> None:
-    clock = FakeClock()
+    clock = SteppedClock()
     game = started(ScriptedPlayer(), clock=clock, safety_margin=SAFETY_MARGIN)
     arrived = clock.now - 0.25  # the line arrived a little before the session saw it
     output = game.session.line_received(respond_line(chess.Board(), None, (0, 0)), arrived)
@@ -687,7 +680,7 @@ def test_an_untimed_game_has_no_deadline() -> None:
 
 
 def test_the_clocks_are_the_referees_ccms_and_nothing_the_session_measured() -> None:
-    clock = FakeClock()
+    clock = SteppedClock()
     game = started(ScriptedPlayer(), clock=clock, tags=(("TimeControl", "10+0.1"),))
 
     def our_move(before: chess.Board, theirs: str | None, ccms: int, ours: str) -> ThinkRequest:
@@ -711,7 +704,7 @@ def cc_alone(text: str) -> str:
 
 
 def test_a_referee_without_ccms_is_taken_at_the_worst_its_cc_allows() -> None:
-    clock = FakeClock()
+    clock = SteppedClock()
     game = started(ScriptedPlayer(), clock=clock, tags=(("TimeControl", "10+0.1"),))
     text = cc_alone(respond_line(board_after("e2e4"), "e7e5", (3_000, 5_000)))
     assert " ccms " not in text
@@ -764,7 +757,7 @@ def test_every_trigger_has_a_row_in_every_state_but_the_last() -> None:
 
 
 def test_the_player_stands_where_the_referee_left_it() -> None:
-    clock = FakeClock()
+    clock = SteppedClock()
     session = PlayerSession("Scripted", clock=clock)
     assert session.state is PlayerState.OFFLINE
     session.sign_on()
@@ -788,7 +781,7 @@ def test_the_player_stands_where_the_referee_left_it() -> None:
 
 
 def test_a_finished_session_asks_nothing_of_its_player() -> None:
-    session = PlayerSession("Scripted", clock=FakeClock(), once=True)
+    session = PlayerSession("Scripted", clock=SteppedClock(), once=True)
     session.sign_on()
     session.line_received(line(records.reset(chess.Board())))
     assert session.line_received(line(records.disconnect(chess.Board()))).finished

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import processes
 import pytest
 from clientthread import ClientThread, client_on, read_request
 from enginetools import fake_uci
@@ -29,7 +30,8 @@ from serialref.client.runner import run_client
 from serialref.epd.record import EpdRecord
 from serialref.epd.writer import format_record
 from serialref.errors import PortOpenError, RecorderError
-from serialref.testing import Peer, null_modem_cable
+from serialref.testing import Peer
+from serialref.wire.nullmodem import null_modem_cable
 
 TIMEOUT = 5.0
 
@@ -159,7 +161,7 @@ _SUBPROCESS_CLIENT = textwrap.dedent(
 
 def test_sigterm_makes_the_client_sign_off(null_modem: tuple[str, Peer]) -> None:
     path, peer = null_modem
-    process = subprocess.Popen(
+    process = processes.start(
         [sys.executable, "-c", _SUBPROCESS_CLIENT, path],
         stderr=subprocess.PIPE,
         cwd=Path(__file__).resolve().parents[2],
@@ -207,7 +209,7 @@ class EngineClient:
         self.client_log = directory / "client.log"
         engine = shlex.join(fake_uci(self.engine_log, behaviour, "cp 0"))
         command = ["client", port, "--engine", engine, "--once", "--log", str(self.client_log)]
-        self.process = subprocess.Popen(
+        self.process = processes.start(
             [sys.executable, "-m", "serialref", *command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -365,7 +367,7 @@ def test_a_fractional_time_control_end_to_end(tmp_path: Path) -> None:
     pgn, journal = tmp_path / "match.pgn", tmp_path / "match.jsonl"
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
     with null_modem_cable() as cable_a, null_modem_cable() as cable_b:
-        referee = subprocess.Popen(
+        referee = processes.start(
             [sys.executable, "-m", "serialref", "run", cable_a.path_a, cable_b.path_a,
              "--tc", "10+0.10", "--pgn", str(pgn), "--journal", str(journal),
              "--reset-delay", "0.1", "--conclude-delay", "0.1"],
@@ -376,7 +378,7 @@ def test_a_fractional_time_control_end_to_end(tmp_path: Path) -> None:
             assert time.monotonic() < deadline and referee.poll() is None, "referee not up"
             threading.Event().wait(0.005)  # another process's file: nothing else to wait on
         players = [
-            subprocess.Popen(
+            processes.start(
                 [sys.executable, "-m", "serialref", "client", path, "--player", kind,
                  "--seed", "5", "--once", "--log-level", "info", "--log", str(log)],
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import chess.pgn
+import processes
 
 from serialref.control.client import send_request
 from serialref.control.protocol import Reply, Request
 from serialref.errors import ControlError
-from serialref.testing import NullModemCable, null_modem_cable
+from serialref.wire.nullmodem import NullModemCable, null_modem_cable
 
 TIMEOUT = 30.0
 
@@ -50,7 +51,7 @@ class Referee:
 
     def start(self) -> subprocess.Popen[bytes]:
         """A referee process; the players join once the first one listens."""
-        process = subprocess.Popen(
+        process = processes.start(
             [sys.executable, "-m", "serialref", "run",
              self.cables[0].path_a, self.cables[1].path_a, "--games", "2", "--tc", "900+5",
              "--journal", str(self.journal), "--pgn", str(self.pgn),
@@ -61,7 +62,7 @@ class Referee:
         self.status_when(lambda status: True, "the control socket", process)
         if not self.players:
             for cable, seed in zip(self.cables, ("1", "2"), strict=True):
-                self.players.append(subprocess.Popen(
+                self.players.append(processes.start(
                     [sys.executable, "-m", "serialref", "client", cable.path_b,
                      "--player", "random", "--seed", seed, "--pace", "60", "--once"],
                     stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -186,7 +187,7 @@ def test_every_command_end_to_end_with_restarts_in_between(tmp_path: Path) -> No
             status = referee.status_when(lambda s: s["game"] is not None, "game 2", third)
             assert status["match"]["games_done"] == 1  # the adjudication survived the restart
             assert status["game"]["number"] == 2
-            ctl = subprocess.run(
+            ctl = processes.run(
                 [sys.executable, "-m", "serialref", "ctl", "--socket", str(referee.socket),
                  "abort", "end", "of", "test"],
                 capture_output=True, text=True, timeout=TIMEOUT, check=False,

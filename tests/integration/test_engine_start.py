@@ -16,9 +16,10 @@ import sys
 import time
 from pathlib import Path
 
+import processes
 import pytest
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 GNUCHESS = shutil.which("gnuchess") or shutil.which("/usr/games/gnuchess")
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +36,7 @@ pytestmark = [
 def test_gnu_chess_starts_at_the_first_try(tmp_path: Path, options: list[str]) -> None:
     log = tmp_path / "client.log"
     with null_modem_cable() as cable, log.open("wb") as stderr:
-        client = subprocess.Popen(
+        client = processes.start(
             [sys.executable, "-m", "serialref", "client", cable.path_b, "--engine", "gnuchess",
              "--log-level=info", *options],
             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,

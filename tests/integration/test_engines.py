@@ -25,9 +25,10 @@ from typing import TypeVar
 
 import chess
 import chess.pgn
+import processes
 import pytest
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 STOCKFISH = shutil.which("stockfish") or shutil.which("/usr/games/stockfish")
 GNUCHESS = shutil.which("gnuchess") or shutil.which("/usr/games/gnuchess")
@@ -157,7 +158,7 @@ def _serialref(*words: str) -> list[str]:
 
 
 def _spawn(command: list[str], stack: ExitStack) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
+    process = processes.start(
         command,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -165,18 +166,8 @@ def _spawn(command: list[str], stack: ExitStack) -> subprocess.Popen[bytes]:
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    stack.callback(_end, process)
+    stack.callback(processes.end, process, grace=10)
     return process
-
-
-def _end(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-    process.communicate()
 
 
 @contextmanager

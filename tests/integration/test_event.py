@@ -16,21 +16,22 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TypeVar
 
 import chess.pgn
+import processes
+from processes import wait_for
 
 from serialref.cli import EXIT_INTERRUPTED
 from serialref.control.client import send_request
 from serialref.control.protocol import Request
 from serialref.errors import ControlError
-from serialref.events import RefereeStalled
+from serialref.happenings import RefereeStalled
 from serialref.recorders.journal import read_journal
 from serialref.referee.loop import STALL_THRESHOLD
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 # Alpha and Delta are on virtual serial cables; Beta and Gamma connect over TCP.
 PLAYERS = [("Alpha", "random", 1), ("Beta", "greedy", 2), ("Gamma", "greedy", 3),
@@ -63,20 +64,10 @@ def write_event(directory: Path, extra: str = "") -> Path:
 
 def start_event(config: Path, output: Path) -> subprocess.Popen[bytes]:
     with output.open("ab") as out:
-        return subprocess.Popen(
+        return processes.start(
             [sys.executable, "-m", "serialref", "event", "--config", str(config)],
             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )  # fmt: skip
-
-
-def wait_for(condition: Callable[[], T], what: str, timeout: float = 60.0) -> T:
-    """Poll another process's output: there is no event to wait on across processes."""
-    deadline = time.monotonic() + timeout
-    while not (found := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
-    return found
 
 
 def finished(output: Path) -> int:
@@ -156,16 +147,16 @@ def test_players_on_serial_seats_started_once_play_every_pairing(tmp_path: Path)
         )
         clients = []
         for seed, (name, cable) in enumerate(zip(names, cables, strict=True), start=1):
-            client = subprocess.Popen(
+            client = processes.start(
                 [sys.executable, "-m", "serialref", "client", cable.path_b, "--player", "greedy",
                  "--seed", str(seed), "--name", name, "--log", str(tmp_path / f"{name}.log")],
                 stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
-            stack.callback(_ended, client)
+            stack.callback(processes.end, client)
             clients.append(client)
         output = tmp_path / "stdout.txt"
         event = start_event(config, output)
-        stack.callback(_ended, event)
+        stack.callback(processes.end, event)
         assert event.wait(timeout=120) == 0, output.read_text(encoding="utf-8")[-3000:]
         assert [client.poll() for client in clients] == [None] * len(names)
         for client in clients:
@@ -174,13 +165,6 @@ def test_players_on_serial_seats_started_once_play_every_pairing(tmp_path: Path)
     games = pgn_games(tmp_path / "out" / "event.pgn")
     pairings = {frozenset((game["White"], game["Black"])) for game in games}
     assert len(games) == 3 and len(pairings) == 3
-
-
-def _ended(process: subprocess.Popen[bytes]) -> None:
-    """A process the test left running is killed."""
-    if process.poll() is None:
-        process.kill()
-        process.wait()
 
 
 def test_a_match_with_sprt_stops_when_the_test_decides(tmp_path: Path) -> None:
@@ -193,7 +177,7 @@ def test_a_match_with_sprt_stops_when_the_test_decides(tmp_path: Path) -> None:
         '\n[[players]]\nname = "Random"\nplayer = "random"\nseed = 6\n',
         encoding="utf-8",
     )
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "-m", "serialref", "event", "--config", str(config), "--sprt",
          "elo0=0", "elo1=200", "alpha=0.1", "beta=0.1"],
         capture_output=True, text=True, timeout=120, check=False,
@@ -215,7 +199,7 @@ def test_names_in_other_alphabets_are_shown_as_written_once_per_player(tmp_path:
         '\n[[players]]\nname = "Øster"\nplayer = "random"\nseed = 6\n',
         encoding="utf-8",
     )
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, "-m", "serialref", "event", "--config", str(config)],
         capture_output=True, timeout=120, check=False,
     )  # fmt: skip

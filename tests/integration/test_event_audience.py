@@ -12,48 +12,40 @@ import json
 import re
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import wait_for
 
 from serialref.cli import EXIT_OK, EXIT_REJECTED, main
 from serialref.control.client import send_request
 from serialref.control.protocol import Request
 from serialref.errors import ControlError
-from serialref.event.config import EventConfig, PlayerConfig
-from serialref.event.pairings import EventFormat
-from serialref.event.runner import EventRunner
 from serialref.observers.web import WebObserver
+from serialref.tournament.config import PlayerConfig, TournamentConfig
+from serialref.tournament.pairings import TournamentFormat
+from serialref.tournament.runner import TournamentRunner
 from serialref.wire.address import Address
 
 TIMEOUT = 30.0
 SETTINGS = {"tc": "300+1", "reset_delay": 0.05, "conclude_delay": 0.05}
 
 
-def wait_for(condition: Callable[[], Any], what: str) -> Any:
-    """Poll the event from the test's thread: the sockets have nothing to await."""
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        if found := condition():
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @contextmanager
-def running_event(tmp_path: Path) -> Iterator[tuple[EventRunner, Path, list[bool]]]:
+def running_event(tmp_path: Path) -> Iterator[tuple[TournamentRunner, Path, list[bool]]]:
     players = tuple(PlayerConfig(f"P{i}", player="random", client_options=("--seed", str(i),
                                                                            "--pace", "40"))
                     for i in range(1, 5))  # fmt: skip
     path = tmp_path / "ctl.sock"
-    config = EventConfig("Audience cup", EventFormat.ROUND_ROBIN, players, tmp_path / "event",
-                         games=1, concurrency=2, match_settings=SETTINGS, control_socket=path,
-                         style12=Address("127.0.0.1", 0), web=Address("127.0.0.1", 0))  # fmt: skip
-    runner = EventRunner(config)
+    config = TournamentConfig("Audience cup", TournamentFormat.ROUND_ROBIN, players,
+                              tmp_path / "event", games=1, concurrency=2,
+                              match_settings=SETTINGS, control_socket=path,
+                              style12=Address("127.0.0.1", 0),
+                              web=Address("127.0.0.1", 0))  # fmt: skip
+    runner = TournamentRunner(config)
     result: list[bool] = []
     thread = threading.Thread(target=lambda: result.append(runner.run()))
     thread.start()

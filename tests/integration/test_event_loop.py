@@ -9,21 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from serialref.event.config import EventConfig, PlayerConfig
-from serialref.event.pairings import EventFormat
-from serialref.event.runner import EventRunner
 from serialref.referee.match import MatchReferee
+from serialref.tournament.config import PlayerConfig, TournamentConfig
+from serialref.tournament.pairings import TournamentFormat
+from serialref.tournament.runner import TournamentRunner
 
 SETTINGS = {"tc": "30+0.3", "reset_delay": 0.05, "conclude_delay": 0.05}
 SHORT = "4k3/8/8/8/8/8/8/R3K3 w - - 149 100"
 """Any move White makes is the 150th without a capture or pawn move: drawn at once (75 moves)."""
 
 
-def event_config(directory: Path, players: int = 4, games: int = 1) -> EventConfig:
+def event_config(directory: Path, players: int = 4, games: int = 1) -> TournamentConfig:
     roster = tuple(PlayerConfig(f"P{index}", player="greedy", client_options=("--seed", str(index)))
                    for index in range(1, players + 1))  # fmt: skip
-    return EventConfig("One loop", EventFormat.ROUND_ROBIN, roster, directory, games=games,
-                       concurrency=2, match_settings={**SETTINGS, "fen": SHORT})  # fmt: skip
+    return TournamentConfig("One loop", TournamentFormat.ROUND_ROBIN, roster, directory,
+                            games=games, concurrency=2,
+                            match_settings={**SETTINGS, "fen": SHORT})  # fmt: skip
 
 
 def test_every_board_is_refereed_on_one_thread(
@@ -41,7 +42,7 @@ def test_every_board_is_refereed_on_one_thread(
         on_line(referee, port, text, at)
 
     monkeypatch.setattr(MatchReferee, "on_line", watched)
-    runner = EventRunner(event_config(tmp_path))
+    runner = TournamentRunner(event_config(tmp_path))
     assert runner.run() is True
     assert len(threads) == 1 and threading.get_ident() not in threads
     assert len(referees) == 6
@@ -58,8 +59,8 @@ def test_a_player_that_cannot_start_stops_the_event_instead_of_hanging_it(
 ) -> None:
     players = (PlayerConfig("Random", player="random"),
                PlayerConfig("Broken", engine=str(tmp_path / "no-such-engine")))  # fmt: skip
-    config = EventConfig("Broken", EventFormat.MATCH, players, tmp_path / "event", games=2,
-                         match_settings=SETTINGS)  # fmt: skip
-    assert EventRunner(config).run() is False
+    config = TournamentConfig("Broken", TournamentFormat.MATCH, players, tmp_path / "event",
+                              games=2, match_settings=SETTINGS)  # fmt: skip
+    assert TournamentRunner(config).run() is False
     assert "player 'Broken' of pairing 1 exited (code" in caplog.text
     assert "pairing-001-b.log" in caplog.text

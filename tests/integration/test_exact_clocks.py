@@ -24,15 +24,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import processes
 import pytest
 from enginetools import fake_uci
+from processes import wait_for
 
 from serialref.cli import EXIT_INTERRUPTED
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = 2
@@ -80,11 +82,11 @@ class TrustMatch:
         return process
 
     def _spawn(self, command: list[str]) -> subprocess.Popen[bytes]:
-        process = subprocess.Popen(
+        process = processes.start(
             command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )  # fmt: skip
-        self.stack.callback(_end, process)
+        self.stack.callback(processes.end, process)
         return process
 
     def entries(self) -> list[dict[str, object]]:
@@ -148,24 +150,6 @@ def trust_matches(directory: Path) -> Iterator[list[TrustMatch]]:
             folder.mkdir()
             matches.append(TrustMatch(folder, control, stack))
         yield matches
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    """Poll another process's journal: no event crosses the process boundary."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        pause.wait(0.01)
-
-
-def _end(process: subprocess.Popen[bytes]) -> None:
-    """A process the test left running is killed; every pipe is closed."""
-    if process.poll() is None:
-        process.kill()
-        process.communicate()
-    elif process.stderr is not None:
-        process.stderr.close()
 
 
 def test_an_engine_that_trusts_its_clock_loses_no_game_on_time(tmp_path: Path) -> None:

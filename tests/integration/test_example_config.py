@@ -9,14 +9,15 @@ import time
 from pathlib import Path
 
 import chess.pgn
+import processes
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "match.toml"
 
 
 def test_the_example_configuration_checks_out() -> None:
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, "-m", "serialref", "config", "check", str(EXAMPLE)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
@@ -25,7 +26,7 @@ def test_the_example_configuration_checks_out() -> None:
 
 def test_a_match_from_the_example_configuration_with_the_ports_overridden(tmp_path: Path) -> None:
     with null_modem_cable() as cable_a, null_modem_cable() as cable_b:
-        referee = subprocess.Popen(
+        referee = processes.start(
             [sys.executable, "-m", "serialref", "run", cable_a.path_a, cable_b.path_a,
              "--config", str(EXAMPLE), "--reset-delay", "0.2", "--conclude-delay", "0.2"],
             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -36,9 +37,9 @@ def test_a_match_from_the_example_configuration_with_the_ports_overridden(tmp_pa
             assert time.monotonic() < deadline and referee.poll() is None, "referee not up"
             time.sleep(0.005)  # another process's file: nothing to wait on but the file
         players = [
-            subprocess.Popen([sys.executable, "-m", "serialref", "client", path,
-                              "--player", kind, "--seed", "3", "--once"], stdin=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+            processes.start([sys.executable, "-m", "serialref", "client", path,
+                             "--player", kind, "--seed", "3", "--once"], stdin=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
             for path, kind in [(cable_a.path_b, "greedy"), (cable_b.path_b, "random")]
         ]  # fmt: skip
         _, stderr = referee.communicate(timeout=60)

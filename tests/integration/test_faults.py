@@ -13,14 +13,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
 import chess.pgn
+import processes
 import pytest
+from processes import wait_for
 
 from serialref import records
 from serialref.control.client import send_request
@@ -68,7 +70,7 @@ class Referee:
         # The log goes to a file: a pipe nobody reads would stop the referee when full.
         log = self.directory / f"referee-{len(self.processes)}.log"
         with log.open("wb") as stderr:
-            process = subprocess.Popen(
+            process = processes.start(
                 command,
                 stdout=subprocess.DEVNULL if stdout is None else stdout,
                 stderr=stderr,
@@ -121,14 +123,6 @@ def referee(tmp_path: Path) -> Iterator[Referee]:
             if process.poll() is None:
                 process.kill()
             process.wait()
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = RUN_TIMEOUT) -> None:
-    """Poll another process's journal: there is no event to wait on across processes."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.005)
 
 
 def sign_on(peer: Peer, name: str) -> EpdRecord:

@@ -18,12 +18,14 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 import chess
+import processes
+from processes import wait_for
 
 from serialref import records
 from serialref.cli import EXIT_INTERRUPTED, EXIT_OK
@@ -64,10 +66,10 @@ def running_event(config: Path, *, limit: int) -> Iterator[subprocess.Popen[byte
 
     log = config.parent / "event.log"
     with log.open("ab") as out:
-        event = subprocess.Popen(
+        event = processes.start(
             [sys.executable, "-m", "serialref", "event", "--config", str(config)],
             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            preexec_fn=limited,  # noqa: PLW1509 - only setrlimit and umask, before exec
+            preexec_fn=limited,  # after the death signal, before exec
         )  # fmt: skip
     try:
         yield event
@@ -77,16 +79,6 @@ def running_event(config: Path, *, limit: int) -> Iterator[subprocess.Popen[byte
         if event.poll() is None:
             event.kill()
         event.wait()
-
-
-def wait_for(condition: Callable[[], T], what: str, timeout: float = 30.0) -> T:
-    """Poll another process: there is no event to await across processes."""
-    deadline = time.monotonic() + timeout
-    while not (found := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-    return found
 
 
 def ply(config: Path) -> int:

@@ -1,7 +1,7 @@
 """A slow line costs neither player time (PROTOCOL.md 5): line time allowed both ways.
 
 The referee's ports are the near ends of paced null-modem cables
-(:class:`serialref.testing.NullModemCable` with a baud rate), the players instant
+(:class:`serialref.wire.nullmodem.NullModemCable` with a baud rate), the players instant
 scripted programs on the far ends. With ``line_delay = "on"`` a player whose thinking
 takes no time is charged next to nothing, on ply 1 too (its respond queues behind
 ``reset`` and ``inform``) and for a resignation; with ``"off"`` it is charged the
@@ -10,7 +10,6 @@ line time of every record it waited for and every reply it sent.
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -18,16 +17,18 @@ from contextlib import ExitStack
 import chess
 import pytest
 import serial
+from doubles import EventQueue
 
 from serialref import records
 from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
-from serialref.events import GameEnded, MatchEvent, MovePlayed, RecordSent
+from serialref.happenings import GameEnded, MatchEvent, MovePlayed, RecordSent
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.settings import MatchSettings
-from serialref.testing import NullModemCable, Peer, answer_instantly, null_modem_cable, quiet_game
+from serialref.testing import Peer, answer_instantly, quiet_game
 from serialref.timecontrol import TimeControl
+from serialref.wire.nullmodem import NullModemCable, null_modem_cable
 from serialref.wire.transport import PortSettings
 
 PLIES = 40
@@ -35,25 +36,6 @@ ANALYSIS = (Operation.of("acn", 123456), Operation.of("acs", 1), Operation.of("c
 
 
 GAME = quiet_game(PLIES)
-
-
-class Recorder:
-    """The referee's events, for the test to read after the match."""
-
-    def __init__(self) -> None:
-        self.events: queue.SimpleQueue[MatchEvent] = queue.SimpleQueue()
-
-    def handle(self, event: MatchEvent) -> None:
-        self.events.put(event)
-
-    def close(self) -> None:
-        pass
-
-    def all(self) -> list[MatchEvent]:
-        found = []
-        while not self.events.empty():
-            found.append(self.events.get())
-        return found
 
 
 @pytest.fixture
@@ -72,7 +54,7 @@ def play_match(
     """One game of instant players over the paced cables; the events and the replies sent."""
     assert cables[0].baudrate is not None
     settings = PortSettings(baudrate=cables[0].baudrate, line_delay=line_delay)
-    recorder = Recorder()
+    recorder = EventQueue()
     ready = threading.Event()
     daemon = RefereeDaemon(
         MatchSettings(time_control=TimeControl.parse("600"), reset_delay=0.1, conclude_delay=0.1),
@@ -109,7 +91,7 @@ def play_match(
             referee.join()
         for peer in peers:
             peer.close()
-    return recorder.all(), replies
+    return recorder.taken(), replies
 
 
 def line_time(baud: int, texts: list[str], *, through: str = "CR") -> float:

@@ -19,6 +19,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import NamedTuple
 
+import processes
+
 from serialref.epd.clockvalue import parse_clock
 from serialref.testing import Peer, null_modem
 
@@ -74,14 +76,14 @@ def test_the_documented_game_is_what_the_referee_does(tmp_path: Path) -> None:
         for port in "ab":
             path, peers[port] = stack.enter_context(null_modem())
             paths.append(path)
-        referee = subprocess.Popen(
+        referee = processes.start(
             [sys.executable, "-m", "serialref", "run", *paths, *options, "--reset-delay", "0",
              "--conclude-delay", "0", "--journal", str(journal), "--quiet",
              "--log-level", "info"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True,
         )  # fmt: skip
-        stack.callback(_end, referee)
+        stack.callback(processes.end, referee)
         assert referee.stderr is not None
         # Sign-ons sent before both ports are open would be lost: the referee logs each open.
         opened = [referee.stderr.readline() for _ in paths]
@@ -100,10 +102,3 @@ def test_the_documented_game_is_what_the_referee_does(tmp_path: Path) -> None:
             sent = entry["event"] == "LineReceived"
             recorded.append(Exchange(sent, entry["port"], undated(entry["text"])))
     assert recorded == [step._replace(text=undated(step.text)) for step in exchange]
-
-
-def _end(process: subprocess.Popen[str]) -> None:
-    """A referee the test gave up on is stopped, not left behind."""
-    if process.poll() is None:
-        process.kill()
-        process.communicate()

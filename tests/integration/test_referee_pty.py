@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 import chess
 import chess.pgn
 
-from serialref.events import GameEnded, MovePlayed
+from serialref.happenings import GameEnded, MovePlayed
 from serialref.recorders.journal import read_journal
 from serialref.testing import Peer
 
 if TYPE_CHECKING:
-    from conftest import RunningReferee
+    from doubles import RunningReferee
 
 Move = Callable[[Peer, chess.Board, str], None]
 
@@ -97,7 +97,7 @@ def test_a_hung_up_player_leaves_the_game_running(
     referee.b.hang_up()
     board = chess.Board()
     player_move(referee.a, board, "e4")  # accepted although Black's line is down
-    assert referee.moves.get(timeout=5).san == "e4"
+    assert referee.events.wait_for(MovePlayed).san == "e4"
     referee.daemon.request_stop("test over")
     referee.a.expect("disconnect")
     referee.join()

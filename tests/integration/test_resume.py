@@ -15,17 +15,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import chess.pgn
+import processes
 import pytest
+from processes import wait_for
 
 from serialref.cli import EXIT_INTERRUPTED
-from serialref.testing import NullModemCable, null_modem_cable
+from serialref.wire.nullmodem import NullModemCable, null_modem_cable
 
 GAMES = 2
 RUN_TIMEOUT = 60.0
@@ -45,7 +46,7 @@ class Match:
 
     def start_players_now(self) -> None:
         for cable, kind, seed in zip(self.cables, ("greedy", "random"), ("1", "2"), strict=True):
-            self.players.append(subprocess.Popen(
+            self.players.append(processes.start(
                 [sys.executable, "-m", "serialref", "client", cable.path_b,
                  "--player", kind, "--seed", seed, "--log", str(self.directory / f"{kind}.log"),
                  *(["--once"] if self.once else [])],
@@ -54,7 +55,7 @@ class Match:
 
     def referee(self) -> subprocess.Popen[bytes]:
         """A referee process; the players are started with the first one."""
-        process = subprocess.Popen(
+        process = processes.start(
             self.referee_command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         if not self.players:
@@ -114,15 +115,6 @@ def match_setup(directory: Path, *, once: bool = True) -> Iterator[Match]:
                 except subprocess.TimeoutExpired:
                     player.kill()
                     player.wait()
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    """Poll another process's journal: there is no event to wait on across processes."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.002)
 
 
 def count(match: Match, predicate: Callable[[dict[str, object]], bool]) -> int:
@@ -194,7 +186,7 @@ def kill_when(match: Match, reached: Callable[[Match], bool], what: str) -> None
     """Start a referee and kill it (SIGKILL) once ``reached`` holds, while it still runs."""
     first = match.referee()
     try:
-        wait_for(lambda: reached(match) or first.poll() is not None, what)
+        wait_for(lambda: reached(match) or first.poll() is not None, what, every=0.002)
         assert first.poll() is None, f"the match ended before {what!r}"
     finally:
         first.send_signal(signal.SIGKILL)
@@ -270,7 +262,7 @@ def test_a_move_relayed_just_before_a_kill_stays_in_the_game(
     PROTOCOL.md 7): the journal holds that move, and the restart goes on after it."""
     with match_setup(tmp_path) as match:
         run = match.referee_command()[3:]
-        first = subprocess.Popen(
+        first = processes.start(
             [sys.executable, str(KILLED_AFTER_RELAY), "9", *run],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
@@ -289,7 +281,7 @@ def test_a_finished_match_in_the_journal_starts_a_new_match(
     with match_setup(tmp_path) as match:
         match.finish(match.referee())
     with match_setup(tmp_path) as match:
-        again = subprocess.Popen(
+        again = processes.start(
             match.referee_command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         wait_for(started(match, 2), "the second referee")
@@ -313,13 +305,13 @@ def test_ctrl_c_and_the_same_command_again_finish_the_match_with_the_players_sta
             first.send_signal(signal.SIGINT)
             assert first.wait(timeout=20) == EXIT_INTERRUPTED
         finally:
-            _stop(first)
+            processes.end(first)
         assert [player.poll() for player in match.players] == [None, None]
         again = match.referee()
         try:
             match.finish(again)
         finally:
-            _stop(again)
+            processes.end(again)
         assert [player.poll() for player in match.players] == [None, None]
         for player in match.players:
             player.send_signal(signal.SIGTERM)
@@ -327,10 +319,3 @@ def test_ctrl_c_and_the_same_command_again_finish_the_match_with_the_players_sta
     assert match.games() == reference
     assert count(match, lambda e: e["event"] == "MatchStarted") == 2
     assert_no_clock_set_back(match)
-
-
-def _stop(referee: subprocess.Popen[bytes]) -> None:
-    """A referee the test gave up on is killed, not left holding the cables' ports."""
-    if referee.poll() is None:
-        referee.kill()
-    referee.communicate()

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import chess
+import processes
 import pytest
 
 from serialref import records
@@ -15,7 +16,8 @@ from serialref.appliance.assembly import match_settings
 from serialref.appliance.config import load_config
 from serialref.epd.writer import format_record
 from serialref.referee.resume import find_unfinished_match
-from serialref.testing import Peer, null_modem_cable
+from serialref.testing import Peer
+from serialref.wire.nullmodem import null_modem_cable
 
 SERIALREF = [sys.executable, "-m", "serialref"]
 PLAYERS = (("greedy", "1"), ("random", "2"))
@@ -24,7 +26,7 @@ PLAYERS = (("greedy", "1"), ("random", "2"))
 def play_match(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:
     """Two games between seeded built-in players, `serialref run`'s output captured."""
     with null_modem_cable() as cable_a, null_modem_cable() as cable_b:
-        referee = subprocess.Popen(
+        referee = processes.start(
             [*SERIALREF, "run", cable_a.path_a, cable_b.path_a, "--games", "2", "--tc", "60+1",
              "--reset-delay", "0.1", "--conclude-delay", "0.1", "--log-level", "info",
              "--name-a", "Alpha", "--name-b", "Beta", *options],
@@ -36,8 +38,8 @@ def play_match(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str
         early = [referee.stderr.readline() for _ in range(2)]
         assert all(" opened " in line for line in early), early
         players = [
-            subprocess.Popen([*SERIALREF, "client", path, "--player", kind, "--seed", seed,
-                              "--once"], stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            processes.start([*SERIALREF, "client", path, "--player", kind, "--seed", seed,
+                             "--once"], stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             for path, (kind, seed) in zip((cable_a.path_b, cable_b.path_b), PLAYERS, strict=True)
         ]  # fmt: skip
         out, err = referee.communicate(timeout=60)
@@ -95,7 +97,7 @@ def test_quiet_leaves_stdout_empty(tmp_path: Path) -> None:
 def test_the_demo_says_what_it_does_before_the_players_sign_on(
     tmp_path: Path, games: int
 ) -> None:
-    result = subprocess.run(
+    result = processes.run(
         [*SERIALREF, "demo", "--dir", str(tmp_path / "demo"), "--games", str(games)],
         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
@@ -122,7 +124,7 @@ def test_the_client_logs_what_its_log_level_asks_for(
     null_modem: tuple[str, Peer], level: str, transcript: bool
 ) -> None:
     path, peer = null_modem
-    client = subprocess.Popen(
+    client = processes.start(
         [*SERIALREF, "client", path, "--player", "random", "--once", "--log-level", level],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

@@ -14,11 +14,11 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import IO
 
 import chess.pgn
+import processes
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,35 +51,26 @@ def await_line(stream: IO[str], pattern: str) -> None:
 
 
 @pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[str]]]:
+def programs() -> Iterator[list[subprocess.Popen[str]]]:
     started: list[subprocess.Popen[str]] = []
-    with ExitStack() as stack:
-        stack.callback(_end_all, started)
+    try:
         yield started
-
-
-def _end_all(started: list[subprocess.Popen[str]]) -> None:
-    for process in reversed(started):
-        if process.poll() is None:
-            process.terminate()
-        try:
-            process.communicate(timeout=WAIT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+    finally:
+        for process in reversed(started):  # the cables last
+            processes.end(process, grace=WAIT)
 
 
 def test_the_readme_recipe_plays_a_match_over_two_socat_cables(
-    tmp_path: Path, processes: list[subprocess.Popen[str]]
+    tmp_path: Path, programs: list[subprocess.Popen[str]]
 ) -> None:
     commands = recipe()
     assert [command[0] for command in commands] == ["socat"] * 2 + ["serialref"] * 3
     serialref = [sys.executable, "-m", "serialref"]
 
     def start(argv: list[str], stderr: int | None = subprocess.PIPE) -> subprocess.Popen[str]:
-        process = subprocess.Popen(argv, cwd=tmp_path, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=stderr, text=True)  # fmt: skip
-        processes.append(process)
+        process = processes.start(argv, cwd=tmp_path, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=stderr, text=True)  # fmt: skip
+        programs.append(process)
         return process
 
     for cable in commands[:2]:

@@ -17,18 +17,19 @@ import re
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO
 
 import chess.pgn
+import processes
 import pytest
+from processes import wait_for
 
-from serialref.events import MatchStarted, MovePlayed
+from serialref.happenings import MatchStarted, MovePlayed
 from serialref.recorders.journal import read_journal
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 GAMES = 2
 RUN_TIMEOUT = 25.0
@@ -40,7 +41,7 @@ def process(
     command: list[str], *, stdout: int | None = None, stderr: int | IO[str] | None = None
 ) -> Iterator[subprocess.Popen[str]]:
     """A child process that is reaped (killed if need be) when the block ends."""
-    child = subprocess.Popen(
+    child = processes.start(
         command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, text=True
     )
     try:
@@ -66,15 +67,6 @@ def moves_in(journal: Path, game: int) -> int:
     )  # fmt: skip
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = RUN_TIMEOUT) -> None:
-    """Poll another process's file: there is no event to wait on across processes."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
-
-
 @pytest.mark.parametrize("hung_first", [False, True], ids=["killed", "hung-then-killed"])
 def test_the_standby_finishes_the_match_of_a_primary_killed_mid_game(
     hung_first: bool, tmp_path: Path
@@ -95,7 +87,7 @@ def test_the_standby_finishes_the_match_of_a_primary_killed_mid_game(
                  "--log", str(tmp_path / f"{kind}.log")],
             ))  # fmt: skip
         key = tmp_path / "replication.key"
-        subprocess.run([*SERIALREF, "keygen", str(key)], check=True, capture_output=True)
+        processes.run([*SERIALREF, "keygen", str(key)], check=True, capture_output=True)
         options = [
             cables[0].path_a, cables[1].path_a, "--games", str(GAMES), "--tc", "900+5",
             "--pgn", str(pgn), "--reset-delay", "0.2", "--conclude-delay", "0.2",

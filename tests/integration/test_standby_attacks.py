@@ -34,17 +34,13 @@ from standby_peers import (
     LogWatcher,
     ScriptedPrimary,
     played,
-    watching_log,
 )
 
 from serialref.appliance.assembly import match_settings
 from serialref.appliance.config import MatchConfig, load_config
-from serialref.events import GameEnded, MatchEnded, MatchEvent, PlayerSignedOn
+from serialref.happenings import GameEnded, MatchEnded, MatchEvent, PlayerSignedOn
 from serialref.recorders.journal import JournalRecorder
-from serialref.standby.mirror import JournalMirror
-from serialref.standby.primary import JournalReplicator
-from serialref.standby.takeover import stand_by
-from serialref.standby.wire import (
+from serialref.standby.channel import (
     PRIMARY_GREETING_SIZE,
     STANDBY_ANSWER_SIZE,
     TAG_SIZE,
@@ -52,6 +48,9 @@ from serialref.standby.wire import (
     new_nonce,
     primary_greeting,
 )
+from serialref.standby.mirror import JournalMirror
+from serialref.standby.primary import JournalReplicator
+from serialref.standby.takeover import stand_by
 from serialref.wire.address import parse_address
 
 TAKEOVER_AFTER = 1.0
@@ -75,12 +74,6 @@ FORGED_LINES = (
     b'{"event": "GameEnded", "game": 1, "result": "1-0", "termination": "normal", '
     b'"reason": "FORGED: Black resigns", "fen": "x", "consumed": [0, 0]}\n'
 )
-
-
-@pytest.fixture
-def log() -> Iterator[LogWatcher]:
-    with watching_log() as watcher:
-        yield watcher
 
 
 class RecordingTakeover:

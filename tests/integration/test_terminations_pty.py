@@ -19,14 +19,14 @@ import pytest
 from serialref import records
 from serialref.epd.operations import Operation
 from serialref.epd.writer import format_record
-from serialref.events import GameEnded
+from serialref.happenings import GameEnded
 from serialref.recorders.journal import read_journal
 from serialref.referee.openings import Opening
 from serialref.testing import Peer
 from serialref.timecontrol import TimeControl
 
 if TYPE_CHECKING:
-    from conftest import RunningReferee
+    from doubles import RunningReferee
 
 # A script step: port, then a SAN move, or a special action.
 Step = tuple[str, str]

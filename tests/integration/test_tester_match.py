@@ -23,8 +23,9 @@ from pathlib import Path
 import chess
 import chess.engine
 import chess.pgn
+import processes
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_UCI = ROOT / "tests" / "engines" / "fake_uci.py"
@@ -47,7 +48,7 @@ def play(directory: Path) -> tuple[subprocess.CompletedProcess[str], list[chess.
     """The match; what ``serialref run`` printed, and the games of its PGN file."""
     pgn, journal = directory / "match.pgn", directory / "match.jsonl"
     with null_modem_cable() as cable_a, null_modem_cable() as cable_b:
-        referee = subprocess.Popen(
+        referee = processes.start(
             [sys.executable, "-m", "serialref", "run", cable_a.path_a, cable_b.path_a,
              "--games", str(GAMES), "--tc", "60+0.5", "--pgn", str(pgn),
              "--journal", str(journal), "--reset-delay", "0.1", "--conclude-delay", "0.1",
@@ -66,7 +67,7 @@ def play(directory: Path) -> tuple[subprocess.CompletedProcess[str], list[chess.
                                                      strict=True):  # fmt: skip
             engine = shlex.join([sys.executable, str(FAKE_UCI), behaviour, score,
                                  str(directory / f"{name}.uci")])  # fmt: skip
-            clients.append(subprocess.Popen(
+            clients.append(processes.start(
                 [sys.executable, "-m", "serialref", "client", cable.path_b, "--engine", engine,
                  "--once", "--log", str(directory / f"{name}.log")],
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

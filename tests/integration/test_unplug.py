@@ -12,14 +12,14 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
 import chess.pgn
+import processes
+from processes import wait_for
 
-from serialref.testing import null_modem_cable
+from serialref.wire.nullmodem import null_modem_cable
 
 
 def point(link: Path, target: str) -> None:
@@ -36,14 +36,6 @@ def journal_entries(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_bytes().split(b"\n")[:-1]]
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Poll another process's journal: there is no event to wait on across processes."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.005)
-
-
 def test_a_player_whose_cable_is_replaced_mid_game_is_restored(tmp_path: Path) -> None:
     journal = tmp_path / "journal.jsonl"
     pgn = tmp_path / "games.pgn"
@@ -58,7 +50,7 @@ def test_a_player_whose_cable_is_replaced_mid_game_is_restored(tmp_path: Path) -
         first_b = stack.enter_context(null_modem_cable())
         point(referee_link, first_b.path_a)
         point(player_link, first_b.path_b)
-        referee = subprocess.Popen(
+        referee = processes.start(
             [sys.executable, "-m", "serialref", "run", cable_a.path_a, str(referee_link),
              "--tc", "900+5", "--journal", str(journal), "--pgn", str(pgn),
              "--reset-delay", "0.2", "--conclude-delay", "0.2"],
@@ -66,7 +58,7 @@ def test_a_player_whose_cable_is_replaced_mid_game_is_restored(tmp_path: Path) -
         )  # fmt: skip
         wait_for(lambda: bool(entries("MatchStarted")), "the referee to open its ports")
         players = [
-            subprocess.Popen(
+            processes.start(
                 [sys.executable, "-m", "serialref", "client", path, "--player", kind,
                  "--seed", seed, "--once", "--log", str(tmp_path / f"{kind}.log")],
                 stdin=subprocess.DEVNULL,

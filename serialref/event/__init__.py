@@ -1,1 +1,0 @@
-"""Events: many pairs of players refereed by one process, their standings and final report."""
