@@ -374,7 +374,7 @@ def test_path_overrides_may_be_paths(tmp_path: Path) -> None:
 
 # --- adjudication, in cutechess-cli's words ----------------------------------------------
 
-TABLES = Path(__file__).resolve().parent / "fixtures" / "syzygy"
+TABLES = Path(__file__).resolve().parents[1] / "fixtures" / "syzygy"
 
 
 def test_adjudication_is_read_from_the_file_and_the_command_line(tmp_path: Path) -> None:

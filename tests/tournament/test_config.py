@@ -208,7 +208,7 @@ def test_adjudication_applies_to_every_board_its_tables_found_next_to_the_file(
 ) -> None:
     (tmp_path / "syzygy").mkdir()
     (tmp_path / "syzygy" / "KQvK.rtbw").write_bytes(b"")
-    config = load_event_config(write(tmp_path, 'resign = "movecount=3 score=1000"\n'
+    config = load_tournament_config(write(tmp_path, 'resign = "movecount=3 score=1000"\n'
                                      'tb = "syzygy"\n' + PLAYERS))  # fmt: skip
     assert config.match_settings["resign"] == "movecount=3 score=1000"
     assert config.match_settings["tb"] == str(tmp_path / "syzygy")

@@ -1,4 +1,4 @@
-"""The referee's adjudication by scores, game length and tables, ply for ply as cutechess-cli's."""
+"""serialref.referee.adjudicator: scores, game length and tables, ply for ply as cutechess-cli."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from serialref.referee.adjudicator import (
 from serialref.referee.tablebase import SyzygyTables
 from serialref.result import Result
 
-TABLES = Path(__file__).parent / "fixtures" / "syzygy"
+TABLES = Path(__file__).resolve().parents[1] / "fixtures" / "syzygy"
 
 # Knights out and back: plies without a capture or a pawn move, as long as wanted.
 SHUFFLE = ["Nf3", "Nf6", "Ng1", "Ng8"]
@@ -222,36 +222,6 @@ def test_the_tables_adjudicate_the_position_after_the_move(
     verdict = adjudicate(AdjudicationRules(tables=tables), chess.Board(fen), [None])
     assert verdict is not None
     assert (verdict.termination, verdict.reason) == (Termination.ADJUDICATION, reason)
-
-
-def test_a_win_the_fifty_move_counter_would_not_leave_time_for_is_a_draw(
-    tables: SyzygyTables,
-) -> None:
-    # White mates or zeroes in 29 plies: a win with the counter at 71, a draw at 72.
-    won = chess.Board("8/8/8/8/8/8/2k5/KR6 w - - 71 90")
-    drawn = chess.Board("8/8/8/8/8/8/2k5/KR6 w - - 72 90")
-    assert tables.result(won) is Result.WHITE_WINS
-    assert tables.result(drawn) is Result.DRAW
-
-
-def test_what_the_tables_cannot_say_is_not_adjudicated(tables: SyzygyTables) -> None:
-    castling = chess.Board("4k3/8/8/8/8/8/8/4K2R w K - 0 1")
-    five_men = chess.Board("4k3/8/8/8/8/8/8/RN2K2R w - - 0 1")
-    assert tables.result(castling) is None
-    assert tables.result(five_men) is None
-    three_men = chess.Board("8/8/8/8/8/8/2k5/K6Q w - - 0 1")
-    assert tables.result(three_men) is Result.WHITE_WINS
-    assert SyzygyTables([TABLES], pieces=2).result(three_men) is None
-    assert tables.pieces == 4  # the largest table's: bigger positions are not probed
-
-
-def test_only_the_wdl_table_is_not_enough_as_in_cutechess(tmp_path: Path) -> None:
-    (tmp_path / "KQvK.rtbw").write_bytes((TABLES / "KQvK.rtbw").read_bytes())
-    probe = SyzygyTables([tmp_path])
-    try:
-        assert probe.result(chess.Board("8/8/8/8/8/8/2k5/K6Q w - - 0 1")) is None
-    finally:
-        probe.close()
 
 
 # ------------------------------------------- cutechess-cli's own adjudicator, ply by ply
