@@ -49,6 +49,7 @@ from serialref.result import Result
 __all__ = [
     "AdjudicationRules",
     "DrawRule",
+    "GameAdjudicator",
     "ResignRule",
     "adjudicate",
     "parse_draw_rule",
@@ -140,7 +141,7 @@ def _count(key: str, given: Mapping[str, str], name: str) -> int:
     return int(value)
 
 
-def reported_score(analysis: dict[str, str]) -> int | None:
+def reported_score(analysis: Mapping[str, str]) -> int | None:
     """The mover's score a reply's analysis gives (its ``ce``); None without a readable one."""
     try:
         return int(analysis["ce"])
@@ -180,6 +181,28 @@ def adjudicate(
     if rules.max_moves > 0 and plies >= 2 * rules.max_moves:
         return _verdict(Result.DRAW, _GAME_LENGTH)
     return None
+
+
+class GameAdjudicator:
+    """One game's adjudication: its rules, and the scores of the moves played so far.
+
+    ``scores`` are those of the moves a restarted referee reads back from its journal.
+    """
+
+    def __init__(self, rules: AdjudicationRules, scores: Iterable[int | None] = ()) -> None:
+        self.rules = rules
+        self.scores = list(scores)
+
+    def note(self, analysis: Mapping[str, str]) -> None:
+        """A move was played: its reply's ``analysis`` gives its score (or none)."""
+        self.scores.append(reported_score(analysis))
+
+    def verdict(self, board: chess.Board) -> Verdict | None:
+        """The verdict after the last move played on ``board``, or None (and None before
+        any move: the referee adjudicates moves, not start positions)."""
+        if not self.rules or not self.scores:
+            return None
+        return adjudicate(self.rules, board, self.scores)
 
 
 def _run(latest_first: Iterable[int | None], holds: Callable[[int], bool]) -> int:
