@@ -31,6 +31,7 @@ from serialref.observers.sprt import SprtWatch
 from serialref.observers.systemd import SystemdStatusObserver
 from serialref.recorders.journal import JournalRecorder, set_aside
 from serialref.recorders.pgn import PgnRecorder
+from serialref.referee.adjudicator import AdjudicationRules
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.resume import (
     MatchInJournal,
@@ -39,6 +40,7 @@ from serialref.referee.resume import (
     holds_finished_match,
 )
 from serialref.referee.settings import MatchSettings
+from serialref.referee.tablebase import SyzygyTables
 from serialref.wire.transport import LineDelay
 
 LOGGER = logging.getLogger(__name__)
@@ -81,6 +83,12 @@ def match_settings(config: MatchConfig) -> MatchSettings:
         on_infraction=config.on_infraction,
         rejoin_window=config.rejoin_window,
         flag_grace=max(_reply_in_transit(port) for port in (config.port_a, config.port_b)),
+        adjudication=AdjudicationRules(
+            draw=config.draw,
+            resign=config.resign,
+            max_moves=config.maxmoves,
+            tables=SyzygyTables(config.tb, pieces=config.tb_pieces) if config.tb else None,
+        ),
     )
 
 
@@ -152,6 +160,7 @@ def assemble_match(
     The match's SPRT, if it has one, asks ``request_stop`` to end it once it decides.
     """
     settings = match_settings(config)
+    stack.callback(settings.adjudication.close)
     plans = port_plans(config)
     resumed: MatchInJournal | None = None
     if config.journal is not None:

@@ -41,6 +41,7 @@ from serialref.appliance.options import (
 )
 from serialref.appliance.values import STANDARD_START, StartPositions, shown
 from serialref.errors import ConfigError, GroupedConfigError, InputError
+from serialref.referee.adjudicator import DrawRule, ResignRule
 from serialref.referee.openings import BookOrder, Opening, OpeningOrder
 from serialref.referee.settings import OnInfraction
 from serialref.rules import Rules
@@ -136,6 +137,11 @@ class MatchConfig:
     games: int
     sprt: SprtTest | None
     rating_interval: int
+    draw: DrawRule | None
+    resign: ResignRule | None
+    maxmoves: int
+    tb: tuple[Path, ...] | None
+    tb_pieces: int | None
     tc: TimeControl
     variant: Rules
     fen: StartPositions | None

@@ -22,6 +22,7 @@ from serialref.appliance.logsetup import LOG_LEVEL_HELP, LOG_LEVELS
 from serialref.appliance.values import (
     Kind,
     address,
+    adjudication_rule,
     boolean,
     choice,
     choice_of,
@@ -36,11 +37,13 @@ from serialref.appliance.values import (
     seconds,
     sprt_test,
     start_position,
+    table_paths,
     text,
     time_control,
     variant,
     whole_number,
 )
+from serialref.referee.adjudicator import parse_draw_rule, parse_resign_rule
 from serialref.referee.openings import OpeningOrder
 from serialref.referee.settings import OnInfraction
 from serialref.wire.link import NEWLINES
@@ -83,6 +86,7 @@ class Section(enum.StrEnum):
     """The headings the docs group the keys under, in their order."""
 
     MATCH = "The match"
+    ADJUDICATION = "Adjudication"
     RECORDS = "Records"
     STAYING_UP = "Staying up"
     AUDIENCE = "The supervisor and the audience"
@@ -267,6 +271,57 @@ MATCH_OPTIONS: tuple[MatchOption[Any], ...] = (
         "`Ptnml(0-2)`, the SPRT's) after every N-th game as well as at the end, as "
         "cutechess-cli's `-ratinginterval` does; `0`: at the end only. In an event file, "
         "how often the standings are printed: after every game unless this says otherwise.",
+    ),
+    _top(
+        "draw", adjudication_rule(parse_draw_rule, '`"movenumber=N movecount=N score=CP"`'),
+        "", Section.ADJUDICATION,
+        help="draw a game both players score within CP centipawns of zero for N moves each, "
+        "from full move N on: movenumber=N movecount=N score=CP (cutechess-cli's -draw)",
+        doc="Draw a game by adjudication, as cutechess-cli's `-draw` does, once at least "
+        "`movenumber` full moves have been played and both players scored their last "
+        "`movecount` moves each (`2 * movecount` plies in a row) within `score` centipawns "
+        "of zero. A capture or a pawn move starts the count again (and is its first); so "
+        "does a reply without a score (`ce`). `movenumber=0` turns the rule off.",
+        default_text="none",
+    ),
+    _top(
+        "resign", adjudication_rule(parse_resign_rule,
+                                    '`"movecount=N score=CP [twosided=true]"`'),
+        "", Section.ADJUDICATION,
+        help="a player that scores its last N moves at -CP or below loses: movecount=N "
+        "score=CP [twosided=true] (cutechess-cli's -resign)",
+        doc="Adjudicate a game lost, as cutechess-cli's `-resign` does, for the player whose "
+        "last `movecount` moves it scored (`ce`) at `-score` centipawns or below. With "
+        "`twosided=true` the opponent must also have scored its last `movecount` moves at "
+        "`score` or above. A reply without a score starts that player's count again. "
+        "`movecount=0` turns the rule off.",
+        default_text="none",
+    ),
+    _top(
+        "maxmoves", whole_number(), 0, Section.ADJUDICATION,
+        help="draw a game by adjudication after N full moves (cutechess-cli's -maxmoves; "
+        "0: no limit)",
+        doc="Draw a game by adjudication once `N` full moves (`2N` plies, an opening's "
+        "included) have been played, as cutechess-cli's `-maxmoves` does; `0`: no limit.",
+    ),
+    _top(
+        "tb", table_paths(), "", Section.ADJUDICATION,
+        help="adjudicate positions the Syzygy tables in these directories know "
+        "(joined by ':'; cutechess-cli's -tb)",
+        doc="Adjudicate a game as soon as the position after a move is in the Syzygy "
+        "tables of these directories (joined by `:`), as cutechess-cli's `-tb` does: the "
+        "distance-to-zeroing tables (`.rtbz`) are needed beside the WDL ones, and a win "
+        "the fifty-move rule would turn into a draw, by the game's own move counter, is "
+        "a draw. Standard chess only; positions with castling rights are not probed.",
+        default_text="none",
+    ),
+    _top(
+        "tb_pieces", optional_whole_number(minimum=3), "", Section.ADJUDICATION,
+        help="probe the tables only with N pieces or fewer on the board (cutechess-cli's "
+        "-tbpieces)",
+        doc="Probe the tables only for positions of at most this many pieces, kings "
+        "included, as cutechess-cli's `-tbpieces` does.",
+        default_text="every table there is",
     ),
     _top(
         "pgn", record_file(), "", Section.RECORDS,

@@ -15,7 +15,7 @@ import enum
 import math
 import re
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -28,6 +28,7 @@ from serialref.referee.openings import (
     load_openings,
     opening_from_fen,
 )
+from serialref.referee.tablebase import table_directories
 from serialref.rules import STANDARD, Rules, find_rules, variant_names
 from serialref.sprt import SprtTest, parse_sprt
 from serialref.timecontrol import TimeControl
@@ -38,6 +39,7 @@ __all__ = [
     "Kind",
     "StartPositions",
     "address",
+    "adjudication_rule",
     "boolean",
     "choice",
     "choice_of",
@@ -53,6 +55,7 @@ __all__ = [
     "shown",
     "sprt_test",
     "start_position",
+    "table_paths",
     "text",
     "time_control",
     "whole_number",
@@ -163,13 +166,13 @@ def whole_number(*, minimum: int = 0, maximum: int | None = None, describe: str 
     return Kind(described, read, int, metavar="N")
 
 
-def optional_whole_number() -> Kind[int | None]:
-    """An integer >= 0; empty means "not given"."""
+def optional_whole_number(*, minimum: int = 0) -> Kind[int | None]:
+    """An integer >= ``minimum``; empty means "not given"."""
 
     def read(key: str, value: object) -> int | None:
-        return None if value == "" else whole_number().read(key, value)
+        return None if value == "" else whole_number(minimum=minimum).read(key, value)
 
-    return Kind("integer >= 0", read, int, metavar="N")
+    return Kind(f"integer >= {minimum}", read, int, metavar="N")
 
 
 def _finite(key: str, value: object) -> float:
@@ -336,14 +339,19 @@ def opening_book() -> Kind[StartPositions | None]:
     return Kind("path", read, Path, metavar="FILE", needs="variant")
 
 
+def _words(key: str, value: object) -> list[str]:
+    """The ``KEY=VALUE`` words of a cutechess-cli option: the command line's, or the file's
+    string split at blanks."""
+    if isinstance(value, list):
+        return [_string(key, word) for word in value]
+    return _string(key, value).split()
+
+
 def sprt_test() -> Kind[SprtTest | None]:
     """An SPRT in cutechess-cli's words (``elo0=0 elo1=5 alpha=0.05 beta=0.05``); empty: none."""
 
     def read(key: str, value: object) -> SprtTest | None:
-        if isinstance(value, list):
-            words = [_string(key, word) for word in value]
-        else:
-            words = _string(key, value).split()
+        words = _words(key, value)
         if not words:
             return None
         try:
@@ -353,3 +361,26 @@ def sprt_test() -> Kind[SprtTest | None]:
 
     return Kind('`"elo0=E0 elo1=E1 alpha=A beta=B [model=M]"`', read, metavar="KEY=VALUE",
                 nargs="+")  # fmt: skip
+
+
+def adjudication_rule(parse: Callable[[str, Sequence[str]], _T], describe: str
+                      ) -> Kind[_T | None]:  # fmt: skip
+    """A rule of cutechess-cli's ``-draw`` or ``-resign``, in its words (``movecount=3
+    score=1000``), read by ``parse``; empty: none."""
+
+    def read(key: str, value: object) -> _T | None:
+        words = _words(key, value)
+        return parse(key, words) if words else None
+
+    return Kind(describe, read, metavar="KEY=VALUE", nargs="+")
+
+
+def table_paths() -> Kind[tuple[Path, ...] | None]:
+    """Directories of Syzygy tables, joined by ``:`` as cutechess-cli's ``-tb`` takes them;
+    empty: none."""
+
+    def read(key: str, value: object) -> tuple[Path, ...] | None:
+        written = _string(key, value)
+        return table_directories(key, written) if written else None
+
+    return Kind("directories joined by `:`", read, metavar="PATHS")

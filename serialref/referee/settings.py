@@ -10,6 +10,7 @@ import datetime
 import enum
 from dataclasses import dataclass, field
 
+from serialref.referee.adjudicator import AdjudicationRules
 from serialref.referee.openings import Opening, openings_digest
 from serialref.rules import STANDARD, Rules
 from serialref.timecontrol import TimeControl
@@ -42,6 +43,8 @@ class MatchSettings:
     ``flag_grace`` is how long a flag timer waits for a reply still on the line.
     ``event_round`` is the round of an event this match is a pairing of: its games are
     then that round's sub-rounds in the PGN (``3.2``, as cutechess-cli writes them).
+    ``adjudication`` is what the referee ends a game by before its end (``--draw``,
+    ``--resign``, ``--maxmoves``, ``--tb``).
     """
 
     games: int = 1
@@ -58,6 +61,7 @@ class MatchSettings:
     rejoin_window: float = 0.0
     flag_grace: float = 0.0
     event_round: int | None = None
+    adjudication: AdjudicationRules = field(default_factory=AdjudicationRules)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "on_infraction", OnInfraction(self.on_infraction))

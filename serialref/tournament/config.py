@@ -141,6 +141,10 @@ def _tournament_config(document: Mapping[str, Any], base: Path) -> TournamentCon
         # Like the directory, a file named in the event file is found next to it (in
         # Chess960, openings are start position numbers, not a file).
         match_settings["openings"] = str(base / openings)
+    tables = match_settings.get("tb")
+    if isinstance(tables, str):  # so are the tables' directories, joined by ":"
+        match_settings["tb"] = ":".join(str(base / Path(part).expanduser())
+                                        for part in tables.replace(";", ":").split(":") if part)
     feeds = None
     with found.checking():
         # Checked now, as each board will read them, so a typo stops the event before it

@@ -370,3 +370,42 @@ def test_path_overrides_may_be_paths(tmp_path: Path) -> None:
     config = load_config(None, {"pgn": tmp_path / "games.pgn", "journal": None})
     assert config.pgn == tmp_path / "games.pgn"
     assert config.journal is None
+
+
+# --- adjudication, in cutechess-cli's words ----------------------------------------------
+
+TABLES = Path(__file__).resolve().parents[1] / "fixtures" / "syzygy"
+
+
+def test_adjudication_is_read_from_the_file_and_the_command_line(tmp_path: Path) -> None:
+    from serialref.referee.adjudicator import DrawRule, ResignRule
+
+    top = f'draw = "movenumber=40 movecount=8 score=10"\nmaxmoves = 150\ntb = "{TABLES}"\n'
+    path = write(tmp_path, top + PORTS)
+    config = load_config(path, {"resign": ["movecount=3", "score=1000", "twosided=true"],
+                                "tb_pieces": 4})  # fmt: skip
+    assert config.draw == DrawRule(move_number=40, move_count=8, score=10)
+    assert config.resign == ResignRule(move_count=3, score=1000, two_sided=True)
+    assert (config.maxmoves, config.tb, config.tb_pieces) == (150, (TABLES,), 4)
+    assert (load_config(None).draw, load_config(None).tb) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('resign = "movecount=3"', "resign: score missing in 'movecount=3'"),
+        ('draw = "movenumber=40 movecount=8 score=ten"', "draw: score must be a whole number"),
+        ('tb = "/no/such/tables"', "tb: '/no/such/tables' is not a directory"),
+        ("tb_pieces = 2", "tb_pieces: expected a whole number >= 3, got 2"),
+    ],
+)
+def test_wrong_adjudication_is_one_error_naming_the_key(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    assert rejection(write(tmp_path, line + "\n" + PORTS)).startswith(message)
+
+
+def test_a_directory_without_tables_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "KQvK.txt").write_text("no table", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^--tb: .* holds no Syzygy tables \(.rtbw, .rtbz\)"):
+        load_config(None, {"tb": str(tmp_path)})

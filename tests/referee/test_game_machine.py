@@ -464,3 +464,44 @@ def test_a_game_resumed_after_an_orderly_stop_waits_for_both_players() -> None:
     assert game.referee.state is GameState.PLAYING
     assert game.ports.commands("b") == ["reset", "inform", "execute", "execute"]
     assert game.ports.commands("a")[-1] == "respond"
+
+
+# --- the referee's adjudication ---------------------------------------------------------------
+
+
+def test_a_player_that_scores_itself_lost_loses_by_adjudication() -> None:
+    from serialref.referee.adjudicator import AdjudicationRules, ResignRule
+
+    game = Game(adjudication=AdjudicationRules(resign=ResignRule(move_count=2, score=500)))
+    game.begin()
+    for san, score in [("Nf3", -600), ("Nf6", 600), ("Ng1", -700)]:
+        port = "a" if game.board.turn == chess.WHITE else "b"
+        game.reply(port, san, Operation.of("ce", score))
+    ended = game.ended()
+    assert (ended.result, ended.termination, ended.reason) == (
+        "0-1", "adjudication", "Black wins by adjudication"
+    )  # fmt: skip
+    # The move is journalled before the ending it brought; both players are told.
+    assert [type(event) for event in game.game_events()][-2:] == [MovePlayed, GameEnded]
+    assert len(game.record.of(MovePlayed)) == 3
+    for port in "ab":
+        assert game.ports.commands(port)[-2:] == ["inform", "conclude"]
+
+
+def test_a_resumed_game_is_adjudicated_on_the_scores_its_journal_kept() -> None:
+    from serialref.referee.adjudicator import AdjudicationRules, DrawRule
+
+    board = chess.Board()
+    for san in ("Nf3", "Nf6"):
+        board.push_san(san)
+    started = GameStarted(
+        game=1, white_port="a", black_port="b", fen=chess.STARTING_FEN,
+        tags={"Event": "Test", "Site": "Lab", "Date": "2026.11.18", "Round": "1",
+              "White": "Alpha", "Black": "Beta", "Result": "*", "TimeControl": "60+1"},
+    )  # fmt: skip
+    point = ResumedGame(started=started, board=board, clock=ChessClock(TimeControl.parse("60+1")),
+                        offer_pending=False, state=GameState.PLAYING, scores=(5, -5))  # fmt: skip
+    game = Game(resumed=point, adjudication=AdjudicationRules(draw=DrawRule(1, 1, 10)))
+    game.referee.resume()
+    assert (game.ended().result, game.ended().reason) == ("1/2-1/2", "Draw by adjudication")
+    assert game.referee.state is GameState.ENDED

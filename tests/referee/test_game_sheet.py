@@ -10,6 +10,7 @@ from serialref.happenings import MovePlayed
 from serialref.referee.adjudication import ReplyKind, Ruling, Termination, Verdict
 from serialref.referee.game.sheet import GameSheet
 from serialref.referee.settings import MatchSettings
+from serialref.result import Result
 from serialref.timecontrol import TimeControl
 
 WALL = 1_795_000_000.0  # 2026-11-18
@@ -73,3 +74,17 @@ def test_starting_over_keeps_the_opening_and_forgets_the_moves_clocks_and_offer(
     board = sheet.start_over()
     assert board == chess.Board() and sheet.board.board == chess.Board()
     assert not sheet.offer_pending and sheet.chess_clock.consumed(chess.WHITE) == 0.0
+
+
+def test_a_move_with_a_score_may_end_the_game_by_the_referees_adjudication() -> None:
+    from serialref.referee.adjudicator import AdjudicationRules
+
+    sheet = GameSheet(1, MatchSettings(adjudication=AdjudicationRules(max_moves=1)))
+    a_move(sheet, "e2e4")
+    assert sheet.ending() is None
+    a_move(sheet, "e7e5")
+    assert sheet.ending() == Verdict(
+        Result.DRAW, Termination.ADJUDICATION, "Draw by adjudication: maximal game length"
+    )
+    sheet.start_over()  # the scores go with the moves
+    assert sheet.adjudicator.scores == []

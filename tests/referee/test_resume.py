@@ -267,3 +267,15 @@ def test_find_reads_the_journal_file(tmp_path: Path) -> None:
     found = find_unfinished_match(path, SETTINGS)
     assert found is not None
     assert [move.san for move in found.point.moves] == ["f3", "e5", "g4"]
+
+
+def test_a_crashed_game_keeps_the_scores_its_moves_were_played_with() -> None:
+    events = cut_after(MovePlayed, 7)
+    scored = [
+        dataclasses.replace(event, analysis={"ce": str(-100 * event.ply), "acd": "4"})
+        if isinstance(event, MovePlayed) and event.game == 2 and event.ply != 2 else event
+        for event in events
+    ]  # fmt: skip
+    found = unfinished_match(scored, SETTINGS, JOURNAL)
+    assert found is not None
+    assert resumed_game(found.point, TC).scores == (-100, None, -300)

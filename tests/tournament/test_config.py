@@ -201,3 +201,14 @@ def test_names_in_other_alphabets_are_kept_and_may_share_an_ascii_form_off_tcp(
         "[[players]]\nname = 'Øster'\nseat = 'listen://127.0.0.1:0'\n"
     )))  # fmt: skip
     assert [player.name for player in config.players][3:] == ["Müller", "Muller", "Øster"]
+
+
+def test_adjudication_applies_to_every_board_its_tables_found_next_to_the_file(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "syzygy").mkdir()
+    (tmp_path / "syzygy" / "KQvK.rtbw").write_bytes(b"")
+    config = load_tournament_config(write(tmp_path, 'resign = "movecount=3 score=1000"\n'
+                                     'tb = "syzygy"\n' + PLAYERS))  # fmt: skip
+    assert config.match_settings["resign"] == "movecount=3 score=1000"
+    assert config.match_settings["tb"] == str(tmp_path / "syzygy")

@@ -87,8 +87,8 @@ TRANSITIONS: list[dict[str, Any]] = [
     # PROTOCOL.md 6, 7: a game its journal left unfinished goes on (unless its last move
     # ended it): the players present get it again; in the respond/reply cycle a side to
     # move that is away is asked all the same, so its clock runs.
-    {"trigger": "resume", "source": _BEGUN, "dest": None, "conditions": "_over_by_itself",
-     "after": "_end_by_itself"},
+    {"trigger": "resume", "source": _BEGUN, "dest": None, "conditions": "_over",
+     "after": "_end_after_last_move"},
     {"trigger": "resume", "source": _G.PLAYING, "dest": None,
      "after": ["_restore_present", "_ask_if_away"]},
     {"trigger": "resume", "source": _G.SUSPENDED, "dest": None, "after": "_restore_present"},
@@ -266,8 +266,8 @@ class GameReferee:
     def _rejoin_window(self, *_: object) -> bool:
         return self._settings.rejoin_window > 0
 
-    def _over_by_itself(self) -> bool:
-        return self.sheet.board.automatic_verdict() is not None
+    def _over(self) -> bool:
+        return self.sheet.ending() is not None
 
     # ------------------------------------------------------------ the game's life
 
@@ -340,7 +340,7 @@ class GameReferee:
             # tells another party of it; the observers see it, and the journal syncs it,
             # once the respond has left, before anything else is sent.
             self._publisher.publish(played)
-            verdict = self.sheet.board.automatic_verdict()
+            verdict = self.sheet.ending()
             if verdict is not None:
                 self.end(verdict, at=thought_at)
             else:
@@ -430,8 +430,8 @@ class GameReferee:
         initial = self.sheet.initial()
         self._seats.replay(port, initial, self.sheet.board.board, self.sheet.inform_tags())
 
-    def _end_by_itself(self) -> None:
-        verdict = self.sheet.board.automatic_verdict()
+    def _end_after_last_move(self) -> None:
+        verdict = self.sheet.ending()
         assert verdict is not None
         self.end(verdict, at=self._host.now())
 

@@ -20,6 +20,7 @@ from serialref import records
 from serialref.clock import ChessClock
 from serialref.epd.record import EpdRecord
 from serialref.happenings import GameStarted
+from serialref.referee.adjudicator import reported_score
 from serialref.referee.game.states import GameState
 from serialref.referee.openings import Opening
 from serialref.referee.resume import ResumePoint
@@ -52,7 +53,8 @@ class ResumedGame:
     """A game its journal left unfinished: how it started, its moves and its clocks.
 
     ``state`` is PLAYING (the players present are restored at once) or SUSPENDED
-    (after an orderly stop: no clock runs until both players are back).
+    (after an orderly stop: no clock runs until both players are back). ``scores`` are
+    the players' scores of the moves played, which adjudication goes on from.
     """
 
     started: GameStarted
@@ -60,6 +62,7 @@ class ResumedGame:
     clock: ChessClock
     offer_pending: bool
     state: GameState
+    scores: tuple[int | None, ...] = ()
 
 
 def resumed_game(point: ResumePoint, control: TimeControl) -> ResumedGame:
@@ -93,4 +96,5 @@ def resumed_game(point: ResumePoint, control: TimeControl) -> ResumedGame:
         clock=clock,
         offer_pending=last.draw_offer if last else False,
         state=GameState.SUSPENDED if point.orderly else GameState.PLAYING,
+        scores=tuple(reported_score(played.analysis) for played in point.moves),
     )

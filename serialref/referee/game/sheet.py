@@ -24,6 +24,7 @@ from serialref.clock import ChessClock
 from serialref.epd.record import EpdRecord
 from serialref.happenings import GameEnded, GameStarted, MatchEvent, MovePlayed
 from serialref.referee.adjudication import GameBoard, Ruling, Termination, Verdict
+from serialref.referee.adjudicator import GameAdjudicator
 from serialref.referee.game.replay import ResumedGame, initial_board
 from serialref.referee.game.turn import play
 from serialref.referee.settings import MatchSettings, other_port
@@ -50,6 +51,7 @@ class GameSheet:
             self.chess_clock = ChessClock(settings.time_control)
             self.tags: dict[str, str] = {}
             self.offer_pending = False
+            self.adjudicator = GameAdjudicator(settings.adjudication)
         else:
             started = resumed.started
             self.white_port = started.white_port
@@ -58,6 +60,7 @@ class GameSheet:
             self.chess_clock = resumed.clock
             self.tags = {name: started.tags[name] for name in records.ROSTER}
             self.offer_pending = resumed.offer_pending
+            self.adjudicator = GameAdjudicator(settings.adjudication, resumed.scores)
 
     @property
     def black_port(self) -> str:
@@ -78,6 +81,7 @@ class GameSheet:
         self.board = GameBoard(board.copy())
         self.chess_clock = ChessClock(self._settings.time_control)
         self.offer_pending = False
+        self.adjudicator = GameAdjudicator(self._settings.adjudication)
         return board
 
     def inform_tags(self, final: Verdict | None = None) -> list[tuple[str, str]]:
@@ -122,9 +126,10 @@ class GameSheet:
         )
 
     def play(self, ruling: Ruling, record: EpdRecord, at: float) -> MovePlayed:
-        """Take the ruling's move (:func:`play`); its draw offer, if any, is now pending."""
+        """Take the ruling's move (:func:`play`); its draw offer, if any, is now pending,
+        and its score is noted for the referee's adjudication."""
         self.offer_pending = ruling.draw_offer
-        return play(
+        played = play(
             self.board,
             self.chess_clock,
             ruling,
@@ -133,6 +138,14 @@ class GameSheet:
             game=self.number,
             opening_plies=len(self.opening_moves),
         )
+        self.adjudicator.note(played.analysis)
+        return played
+
+    def ending(self) -> Verdict | None:
+        """How the last move ended the game, or None to play on: by itself (a mate, a
+        dead position, ...) or by the referee's adjudication (``--draw``, ``--resign``,
+        ``--maxmoves``, ``--tb``), which a game restored from its journal meets again."""
+        return self.board.automatic_verdict() or self.adjudicator.verdict(self.board.board)
 
     def end(self, verdict: Verdict, wall: float) -> GameEnded:
         """The game ends with ``verdict`` at the time of day ``wall``: the event that
