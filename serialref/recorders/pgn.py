@@ -1,4 +1,4 @@
-"""The PGN file: each finished game, appended with ``chess.pgn`` once it has ended.
+"""The PGN file: each finished game, appended once it has ended.
 
 PGN is the record people and other programs read; the journal is the one a
 restore reads. So a game reaches the PGN file only when it has ended, in one
@@ -21,6 +21,13 @@ reads them (``[%eval 0.29,19]``, ``[%eval #-3]``: from White's side, in pawns), 
 fastchess's ``n=`` (nodes) and ``pv="..."`` (the principal variation, in SAN as the
 player sent it). The game's times are cutechess-cli's tags ``GameStartTime``,
 ``GameEndTime`` and ``GameDuration``.
+
+The text is laid out exactly as ``chess.pgn``'s ``StringExporter`` lays it out (tags,
+a blank line, movetext in lines of at most 80 characters), with the SAN each move was
+announced with, but without ``chess.pgn`` itself: that module imports python-chess's
+engine module and with it ``asyncio``, 4 MB resident in a referee that otherwise never
+needs them. Only a restart that finds a game written but not marked in the journal
+reads PGN back, with ``chess.pgn``.
 """
 
 from __future__ import annotations
@@ -34,10 +41,9 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import chess
-import chess.engine
-import chess.pgn
 
 from serialref.analysis.scores import CHECKMATED, mate_in
 from serialref.clock import format_clock, side_index
@@ -47,12 +53,31 @@ from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import JournalGame
 from serialref.rules import rules_of_tags
 
+if TYPE_CHECKING:
+    import chess.pgn
+
 __all__ = ["PgnRecorder", "pgn_text"]
 
 LOGGER = logging.getLogger(__name__)
 
 # Tags whose value this module derives from the events, whatever GameStarted.tags says.
 _DERIVED_TAGS = frozenset({"Result", "Termination", "PlyCount", "SetUp", "FEN"})
+
+# PGN's Seven Tag Roster, first in every game, and the values of those not known
+# (PGN standard 8.1.1, as ``chess.pgn.Headers`` fills them in).
+_TAG_ROSTER = {
+    "Event": "?",
+    "Site": "?",
+    "Date": "????.??.??",
+    "Round": "?",
+    "White": "?",
+    "Black": "?",
+    "Result": "*",
+}
+# A tag name PGN allows (``chess.pgn.TAG_NAME_REGEX``).
+_TAG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+#=:-]*")
+_COLUMNS = 80
+"""The movetext's widest line, as ``chess.pgn.StringExporter`` writes it."""
 
 _COMMENT_DELIMITERS = str.maketrans("{}[]", "()()")
 
@@ -72,40 +97,33 @@ def _comment_text(text: str) -> str:
     return " ".join(_printable(text).translate(_COMMENT_DELIMITERS).split())
 
 
-def _score(mover: chess.Color, analysis: dict[str, str]) -> chess.engine.PovScore | None:
+def _eval_command(mover: chess.Color, analysis: dict[str, str]) -> str:
     """The mover's ``ce`` (spec 6.7: centipawns from the mover's side, mates in the spec's
-    encoding) as a score; None without one, or for ``ce`` values that are no score of a
-    move played (the mover checkmated, the spec's mark of an illegal position)."""
+    encoding) as ``[%eval 0.35,19]`` or ``[%eval #-3,19]``, from White's side as
+    ``chess.pgn``'s ``set_eval`` writes it (and its ``eval()`` reads it back); empty
+    without one, or for ``ce`` values that are no score of a move played (the mover
+    checkmated, the spec's mark of an illegal position)."""
     try:
         ce = int(analysis["ce"])
     except (KeyError, ValueError):
-        return None
+        return ""
     if ce <= CHECKMATED:
-        return None
-    mate = mate_in(ce)
-    score = chess.engine.Cp(ce) if mate is None else chess.engine.Mate(mate)
-    return chess.engine.PovScore(score, mover)
-
-
-def _depth(analysis: dict[str, str]) -> int | None:
+        return ""
     depth = analysis.get("acd", "")
-    return int(depth) if depth.isdigit() else None
+    depth_suffix = f",{int(depth)}" if depth.isdigit() else ""
+    sign = 1 if mover == chess.WHITE else -1
+    mate = mate_in(ce)
+    if mate is None:
+        return f"[%eval {sign * ce / 100:.2f}{depth_suffix}]"
+    return f"[%eval #{sign * mate}{depth_suffix}]"
 
 
-def _analysis_text(
-    mover: chess.Color, analysis: dict[str, str], scratch: chess.pgn.GameNode
-) -> str:
-    """``[%eval 0.35,19] n=120000 pv="Nf3 Nc6 Bb5"`` from a move's EPD analysis opcodes.
-
-    python-chess's own ``set_eval`` writes the score (on ``scratch``, a node whose
-    comment is borrowed), so that its ``eval()`` and ``eval_depth()`` read it back.
-    """
+def _analysis_text(mover: chess.Color, analysis: dict[str, str]) -> str:
+    """``[%eval 0.35,19] n=120000 pv="Nf3 Nc6 Bb5"`` from a move's EPD analysis opcodes."""
     parts = []
-    score = _score(mover, analysis)
-    if score is not None:
-        scratch.comment = ""
-        scratch.set_eval(score, _depth(analysis))
-        parts.append(scratch.comment)
+    score = _eval_command(mover, analysis)
+    if score:
+        parts.append(score)
     nodes = analysis.get("acn", "")
     if nodes.isdigit():
         parts.append(f"n={nodes}")
@@ -123,7 +141,7 @@ def _pgn_clock(seconds: float) -> str:
     return format_clock(seconds, tenths=seconds < _TENTHS_BELOW)
 
 
-def _move_comment(turn: chess.Color, played: MovePlayed, scratch: chess.pgn.GameNode) -> str:
+def _move_comment(turn: chess.Color, played: MovePlayed) -> str:
     """The comment after ``played`` (a move of ``turn``): its clock and analysis.
 
     Clocks use the referee's own clock face (:func:`serialref.clock.format_clock`:
@@ -135,7 +153,7 @@ def _move_comment(turn: chess.Color, played: MovePlayed, scratch: chess.pgn.Game
     remaining = played.remaining[side_index(turn)]
     parts = [f"[%clk {_pgn_clock(remaining)}]"] if math.isfinite(remaining) else []
     parts.append(f"[%emt {_pgn_clock(played.elapsed)}]")
-    analysis = _analysis_text(turn, played.analysis, scratch)
+    analysis = _analysis_text(turn, played.analysis)
     if analysis:
         parts.append(analysis)
     return " ".join(parts)
@@ -143,14 +161,14 @@ def _move_comment(turn: chess.Color, played: MovePlayed, scratch: chess.pgn.Game
 
 def _headers(
     started: GameStarted, plies: int, ended: GameEnded | None, start: chess.Board, usual: str
-) -> chess.pgn.Headers:
+) -> dict[str, str]:
     """The Seven Tag Roster and ``TimeControl`` from ``started.tags``, the result and
     ``Termination`` from ``ended`` (``*`` and ``unterminated`` without it),
     ``PlyCount``, the game's times, ``SetUp``/``FEN`` for a start other than ``usual``,
-    then any other tag of ``started.tags`` whose name PGN allows."""
-    headers = chess.pgn.Headers()
+    then any other tag of ``started.tags`` whose name PGN allows; in that order."""
+    headers = dict(_TAG_ROSTER)
     for name, value in started.tags.items():
-        if name in chess.pgn.TAG_ROSTER or name == "TimeControl":
+        if name in _TAG_ROSTER or name == "TimeControl":
             headers[name] = _tag_value(value)
     headers["Result"] = _tag_value(ended.result) if ended else "*"
     headers["Termination"] = _tag_value(ended.termination) if ended else "unterminated"
@@ -165,9 +183,9 @@ def _headers(
     for name, value in started.tags.items():
         if name in headers or name in _DERIVED_TAGS:
             continue
-        try:
+        if _TAG_NAME.fullmatch(name):
             headers[name] = _tag_value(value)
-        except ValueError:
+        else:
             LOGGER.warning("game %d: %r is not a PGN tag name; tag left out", started.game, name)
     return headers
 
@@ -186,23 +204,49 @@ def _duration(seconds: float) -> str:
     return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
-class _PlayedSanExporter(chess.pgn.StringExporter):
-    """python-chess's PGN writer, given each move with the SAN it was announced with.
+class _Movetext:
+    """A game's moves, comments and result laid out in lines as ``chess.pgn`` writes them.
 
-    SAN needs the legal moves of the position (for disambiguation, check and mate),
-    which the referee generated when the move was played; doing it again was the
-    largest cost of a PGN game. The game is fed to the writer move by move rather than
-    built as a ``chess.pgn.Game`` and walked, which replays every move three times.
+    Each move is given with the SAN it was announced with: SAN needs the legal moves of
+    the position (for disambiguation, check and mate), which the referee generated when
+    the move was played; doing it again was the largest cost of a PGN game.
     """
 
-    def write_move(self, board: chess.Board, san: str) -> None:
-        """Like ``visit_move``, with the SAN given."""
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._line = ""
+        self._number_black = True  # Black's move number is written at the start and
+        # after a comment only
+
+    def move(self, board: chess.Board, san: str) -> None:
+        """``san``, played in ``board``, with its move number where PGN shows one."""
         if board.turn == chess.WHITE:
-            self.write_token(f"{board.fullmove_number}. ")
-        elif self.force_movenumber:
-            self.write_token(f"{board.fullmove_number}... ")
-        self.write_token(f"{san} ")
-        self.force_movenumber = False
+            self._token(f"{board.fullmove_number}. ")
+        elif self._number_black:
+            self._token(f"{board.fullmove_number}... ")
+        self._token(f"{san} ")
+        self._number_black = False
+
+    def comment(self, text: str) -> None:
+        self._token(f"{{ {text.strip()} }} ")
+        self._number_black = True
+
+    def end(self, result: str) -> list[str]:
+        """The result token; the lines of the whole movetext."""
+        self._token(f"{result} ")
+        self._flush()
+        return self.lines
+
+    def _token(self, token: str) -> None:
+        """A token on the current line, or on a new one where it would pass the width."""
+        if _COLUMNS - len(self._line) < len(token):
+            self._flush()
+        self._line += token
+
+    def _flush(self) -> None:
+        if self._line:
+            self.lines.append(self._line.rstrip())
+        self._line = ""
 
 
 def pgn_text(
@@ -221,34 +265,28 @@ def pgn_text(
         started, len(started.opening_moves) + len(moves), ended, board, rules.starting_fen
     )
     reason = _comment_text(ended.reason) if ended else ""
-    exporter = _PlayedSanExporter()
-    exporter.begin_game()
-    for name, value in headers.items():
-        exporter.visit_header(name, value)
-    exporter.end_headers()
-    scratch = chess.pgn.Game.without_tag_roster()
+    movetext = _Movetext()
     last = len(started.opening_moves) + len(moves) - 1
     if reason and last < 0:
-        exporter.visit_comment(reason)
+        movetext.comment(reason)
     for index, san in enumerate(started.opening_moves):
         move = board.parse_san(san)
-        exporter.write_move(board, san)
+        movetext.move(board, san)
         board.push(move)
         if reason and index == last:
-            exporter.visit_comment(reason)
+            movetext.comment(reason)
     for index, played in enumerate(moves, start=len(started.opening_moves)):
         move = rules.move(played.uci)
         if not board.is_legal(move):
             raise ValueError(f"illegal move {move.uci()} in {board.fen()}")
-        comment = _move_comment(board.turn, played, scratch)
-        exporter.write_move(board, played.san)
+        comment = _move_comment(board.turn, played)
+        movetext.move(board, played.san)
         board.push(move)
         if reason and index == last:
             comment = f"{comment} {reason}"
-        exporter.visit_comment(comment)
-    exporter.visit_result(headers["Result"])
-    exporter.end_game()
-    return exporter.result()
+        movetext.comment(comment)
+    tags = [f'[{name} "{value}"]' for name, value in headers.items()]
+    return "\n".join([*tags, "", *movetext.end(headers["Result"])]).rstrip()
 
 
 def _separator(tail: bytes) -> str:
@@ -456,6 +494,8 @@ class PgnRecorder:
         starts = [match.start() for match in _GAME_START.finditer(data)]
         if not starts:
             return False
+        import chess.pgn  # on a restart only: see the module's docstring
+
         last = chess.pgn.read_game(io.StringIO(data[starts[-1] :].decode("utf-8", "replace")))
         this = chess.pgn.read_game(io.StringIO(pgn_text(started, moves, ended)))
         return last is not None and this is not None and _identity(last) == _identity(this)
