@@ -25,7 +25,12 @@ Figures per ply (plies counted in each referee's PGN output):
 - serialref's referee memory against the game's length: one more ``serialref run``
   referees one long game between two instant players in this process, and its resident
   memory (``VmRSS``) is read as ply 20 and ply 400 are asked for (a referee that keeps
-  per-move state would grow).
+  per-move state would grow);
+- the referee's turnaround at 115200 baud with its journal written ahead of the relay:
+  one game of ``bench/line_time.py`` (a reply's line end read to the next ``respond``
+  written, median).
+
+The last lines set each figure against its target.
 
 The machine, its load and the date are printed with the figures: compare only
 figures from one run.
@@ -34,6 +39,8 @@ figures from one run.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import platform
 import re
@@ -69,6 +76,12 @@ FINISHED = re.compile(r"^Finished game \d+ ")
 REFEREES = ("serialref", "fastchess", "cutechess-cli")
 RSS_PLIES = (20, 400)
 """The plies at which the long game reads the referee's resident memory."""
+TURNAROUND_PLIES = 200
+# The targets the report sets the figures against.
+CPU_TARGET = 2.0  # serialref's referee CPU per ply against fastchess's
+RSS_TARGET = 25.0  # MB, the referee's peak
+FLAT_TARGET = 1.1  # RSS at the later ply against the earlier
+TURNAROUND_TARGET = 0.5  # ms, median at 115200 baud
 
 
 @dataclass
@@ -426,6 +439,21 @@ def answer_prepared(port: serial.Serial, side: chess.Color, game: list[str], pid
             port.write(format_record(resignation).encode() + b"\r\n")
 
 
+def turnaround(workdir: Path) -> float | None:
+    """The median turnaround (ms) of one ``bench/line_time.py`` game at 115200 baud,
+    journal on; None if that game failed (its error is printed)."""
+    import line_time  # beside this script
+
+    tree = Path(__file__).resolve().parent.parent
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            median = line_time.run(115200, TURNAROUND_PLIES, workdir, tree)
+    except (SystemExit, AssertionError, OSError, ValueError) as exc:
+        print(f"turnaround not measured: {exc!r}", file=sys.stderr)
+        return None
+    return median * 1000
+
+
 def describe_exit(code: int) -> str:
     if code < 0:
         name = signal.Signals(-code).name
@@ -481,6 +509,7 @@ def report(
     header: str,
     floor: float | None,
     by_ply: dict[int, int],
+    turnaround_ms: float | None = None,
 ) -> None:
     print(header)
     print(f"{'referee':14} {'games':>5} {'plies':>6} {'referee CPU':>12} {'match wall':>11}"
@@ -524,12 +553,33 @@ def report(
               f" {late / early:.3f}")  # fmt: skip
     else:
         print("serialref referee RSS in one long game: not measured (see rss.err in the logs)")
+    print("serialref's referee against the targets:")
+    ours_cpu = figures.get("serialref", (None,))[0]
+    fastchess_cpu = figures.get("fastchess", (None,))[0]
+    peak = median(results.get("serialref", []), Run.referee_rss)
+    print(target_line("referee CPU per ply / fastchess's",
+                      ours_cpu / fastchess_cpu if ours_cpu and fastchess_cpu else None,
+                      "x", CPU_TARGET))  # fmt: skip
+    print(target_line("referee peak RSS", peak, " MB", RSS_TARGET, digits=1))
+    print(target_line(f"referee RSS at ply {RSS_PLIES[1]} / ply {RSS_PLIES[0]}",
+                      late / early if early and late else None, "", FLAT_TARGET))  # fmt: skip
+    print(target_line("turnaround at 115200 baud, journal written ahead (median)",
+                      turnaround_ms, " ms", TURNAROUND_TARGET))  # fmt: skip
     if floor is not None:
         print(f"python-chess's own work per ply, which no referee built on it can skip (read the"
               f" SAN, play it, look for the automatic endings, write the position):"
               f" {floor:.3f} ms")  # fmt: skip
         for referee, (cpu, _) in figures.items():
             print(f"{referee} / that work: referee CPU {cpu / floor:.2f}x")
+
+
+def target_line(name: str, value: float | None, unit: str, target: float,
+                digits: int = 3) -> str:  # fmt: skip
+    """``  NAME: VALUE (target <= TARGET): met`` (or ``not met``, or not measured)."""
+    if value is None:
+        return f"  {name}: not measured"
+    verdict = "met" if value <= target else "not met"
+    return f"  {name}: {value:.{digits}f}{unit} (target <= {target:g}{unit}): {verdict}"
 
 
 def fmt(value: float | None, width: int, digits: int = 3) -> str:
@@ -587,6 +637,7 @@ def main() -> int:
                     run = run_peer(referee, path, engine, args.games, args.tc, workdir, watcher)
                 results.setdefault(referee, []).append(run)
         by_ply = rss_by_ply(workroot)
+        turnaround_ms = turnaround(workroot)
     finally:
         watcher.stop()
     header = (
@@ -595,7 +646,7 @@ def main() -> int:
         f"{started} on {machine()}; load {load_before} -> {loadavg()}; logs in {workroot}"
     )
     floor = python_chess_floor(workroot / "serialref-1" / "games.pgn")
-    report(results, given, header, floor, by_ply)
+    report(results, given, header, floor, by_ply, turnaround_ms)
     return 0
 
 

@@ -65,7 +65,8 @@ def test_the_report_says_not_measured_and_computes_the_ratios(
                       problem=race.describe_exit(-4))  # fmt: skip
     given = {"serialref": True, "fastchess": False, "cutechess-cli": True}
     by_ply = {20: 20_480, 400: 21_504}
-    race.report({"serialref": [ours], "cutechess-cli": [theirs]}, given, "header", 0.1, by_ply)
+    race.report({"serialref": [ours], "cutechess-cli": [theirs]}, given, "header", 0.1, by_ply,
+                0.45)  # fmt: skip
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "header"
     assert lines[3].split() == ["serialref", "2", "1000", "0.500", "2.000", "2.500", "30.0", "25.0"]
@@ -77,10 +78,16 @@ def test_the_report_says_not_measured_and_computes_the_ratios(
     assert "cutechess-cli / that work: referee CPU 2.50x" in lines
     assert ("serialref referee RSS in one long game: 20.0 MB at ply 20, 21.0 MB at ply 400:"
             " ratio 1.050") in lines  # fmt: skip
+    assert "  referee CPU per ply / fastchess's: not measured" in lines
+    assert "  referee peak RSS: 30.0 MB (target <= 25 MB): not met" in lines
+    assert "  referee RSS at ply 400 / ply 20: 1.050 (target <= 1.1): met" in lines
+    assert ("  turnaround at 115200 baud, journal written ahead (median): 0.450 ms"
+            " (target <= 0.5 ms): met") in lines  # fmt: skip
     given["fastchess"] = True
     race.report({"serialref": [ours], "fastchess": [broken]}, given, "header", None, {20: 1})
     out = capsys.readouterr().out
     assert "RSS in one long game: not measured" in out
+    assert "turnaround at 115200 baud, journal written ahead (median): not measured" in out
     assert "that work" not in out
     assert "fastchess      not measured: killed by SIGILL (an instruction this CPU lacks" in out
 
@@ -105,3 +112,13 @@ def test_the_long_game_reads_the_referees_memory_at_its_plies(
     assert sorted(found) == [2, 7]
     assert all(10_000 < kb < 200_000 for kb in found.values())
     assert "Black resigns } 1-0" in (tmp_path / "rss.pgn").read_text()  # after 9 plies
+
+
+def test_the_turnaround_is_one_line_time_game_at_115200_baud(
+    race: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCH.parent))
+    monkeypatch.setattr(race, "TURNAROUND_PLIES", 10)
+    found = race.turnaround(tmp_path)
+    assert found is not None and 0.0 < found < 1000.0
+    assert (tmp_path / "journal-115200.jsonl").exists()
