@@ -31,7 +31,7 @@ from serialref.recorders.journal import JournalRecorder
 from serialref.recorders.pgn import PgnRecorder
 from serialref.referee.daemon import PortPlan, RefereeDaemon
 from serialref.referee.match import MatchReferee
-from serialref.referee.settings import MatchSettings
+from serialref.referee.settings import PORTS, MatchSettings
 from serialref.testing import null_modem
 from serialref.timecontrol import TimeControl
 from serialref.wire.transport import SerialTransport
@@ -56,26 +56,46 @@ class SteppedClock:
 
 
 class InstantWire:
-    """The referee's ports: each line is taken at once, at the clock's time, and kept.
+    """The referee's ports (:class:`~serialref.referee.host.PlayerPorts`): each line is
+    taken at once, at the clock's time, and kept, unless its port is in :attr:`hold`
+    (its records wait: the referee hears when they leave).
 
-    ``line_delay`` is the time a byte spends on the line, which the referee adds to a
-    line's departure (none by default: a line arrives as it is sent).
+    ``line_delay`` is the time a byte spends on the line, which :meth:`line_time` tells
+    the referee (none by default: a line arrives as it is sent).
     """
 
     def __init__(self, clock: SteppedClock) -> None:
         self.clock = clock
         self.sent: list[tuple[str, str]] = []
+        self.hold: set[str] = set()
         self.line_delay = 0.0
 
-    def send(self, port: str, text: str, *, notify: bool = False) -> float:
+    def send(self, port: str, text: str, *, notify: bool = False) -> float | None:
         self.sent.append((port, text))
-        return self.clock.now
-
-    def transmission_time(self, port: str, nbytes: int) -> float:
-        return self.line_delay * nbytes
+        return None if port in self.hold else self.clock.now
 
     def waiting(self, port: str) -> bool:
         return False
+
+    def line_time(self, nbytes: int) -> float:
+        """The time ``nbytes`` take on either line (the referee's ``line_times``)."""
+        return self.line_delay * nbytes
+
+    def line_times(self) -> dict[str, Callable[[int], float]]:
+        """Both ports' line times, for a referee: each reads :attr:`line_delay` when asked."""
+        return dict.fromkeys(PORTS, self.line_time)
+
+    def lines(self, port: str) -> list[str]:
+        """What ``port``'s player got, in order."""
+        return [text for sent_port, text in self.sent if sent_port == port]
+
+    def commands(self, port: str) -> list[str]:
+        """The ``refcom`` of each record ``port``'s player got."""
+        return [records.referee_command(parse_record(text)).value for text in self.lines(port)]
+
+    def last(self, port: str) -> EpdRecord:
+        """The last record ``port``'s player got."""
+        return parse_record(self.lines(port)[-1])
 
 
 class EventRecorder:
@@ -142,7 +162,8 @@ class Harness:
                 "time_control": TimeControl.parse("60+1"), "event": "Test", "site": "Lab",
             }  # fmt: skip
             settings = MatchSettings(**(defaults | values))  # type: ignore[arg-type]
-        self.referee = MatchReferee(settings, self.wire, [self.events], clock=self.clock,
+        self.referee = MatchReferee(settings, self.wire, [self.events],
+                                    line_times=self.wire.line_times(), clock=self.clock,
                                     wall_clock=lambda: WALL)  # fmt: skip
         self.referee.start()
         self.board = settings.rules.board()
@@ -152,7 +173,7 @@ class Harness:
         """``port``'s player sends ``record``, ``after`` seconds from the last step."""
         self.clock.now += after
         text = record if isinstance(record, str) else format_record(record)
-        self.referee.on_line(port, text, self.clock.now)
+        self.referee.lines.on_line(port, text, self.clock.now)
 
     def sign_on(self, port: str, name: str | None = None) -> None:
         self.send(port, records.sign_on(chess.Board(), name))
@@ -180,13 +201,13 @@ class Harness:
 
     # what the players got
     def lines(self, port: str) -> list[str]:
-        return [text for sent_port, text in self.wire.sent if sent_port == port]
+        return self.wire.lines(port)
 
     def commands(self, port: str) -> list[str]:
-        return [records.referee_command(parse_record(text)).value for text in self.lines(port)]
+        return self.wire.commands(port)
 
     def last(self, port: str) -> EpdRecord:
-        return parse_record(self.lines(port)[-1])
+        return self.wire.last(port)
 
     def ended(self) -> GameEnded:
         (ended,) = self.events.of(GameEnded)

@@ -12,7 +12,9 @@ python-chess speaks both protocols well; the client asks these things more of th
   only the latest with a score (and any line after it) just before the answer, which
   gives the same final information; it keeps the latest principal variation itself,
   read into moves only when asked for (:meth:`Dialect.variation`), so that an engine
-  that ignores ``stop`` still leaves the client a move to play.
+  that ignores ``stop`` still leaves the client a move to play. (A UCI engine's
+  search within a game is read apart from python-chess altogether, on a thread:
+  :mod:`serialref.client.searchreader`.)
 - **Output read in bounded time and memory.** python-chess cuts each line off the
   rest of what it read, copying the rest every time, and keeps a line however long it
   grows; an engine printing megabytes of progress a move kept the client from its own

@@ -2,7 +2,9 @@
 
 The engine is driven with python-chess's async API on the client's own event loop, so
 the client keeps reading its port while the engine searches, and pays no thread
-hand-over per call (``SimpleEngine`` runs a second loop on a thread of its own).
+hand-over per call (``SimpleEngine`` runs a second loop on a thread of its own). A UCI
+engine's search within a game leaves python-chess's engine layer: the dialect writes
+it and a thread reads its answer (:mod:`serialref.client.uci`).
 
 **Clocks.** The engine always gets the real clocks (remaining time, increment, moves
 to go), also when ``--depth``, ``--nodes`` or ``--movetime`` limit its search: python-chess
@@ -187,14 +189,20 @@ class EnginePlayer:
         limit = self._limit(request.budget)
         LOGGER.debug("%s: thinking with %s, deadline %s", self.name, limit, request.deadline)
         engine.begin_search()
-        search = asyncio.ensure_future(
-            engine.search(
-                request.board, limit, game=request.game, draw_offered=request.draw_offered
-            )
+        # One future the search, the deadline or the watchdog completes: cheaper on
+        # every move than asyncio.wait, which builds its waiter for each call. The
+        # search completes it as it ends, not a turn of the loop later.
+        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        search = engine.start_search(
+            request.board,
+            limit,
+            game=request.game,
+            draw_offered=request.draw_offered,
+            ended=lambda: _complete(ended),
         )
         search.add_done_callback(_consume)
         try:
-            outcome = await self._outcome(engine, search, request, limit)
+            outcome = await self._outcome(engine, search, ended, request, limit)
         except asyncio.CancelledError:
             self._settle(search)
             raise
@@ -301,19 +309,17 @@ class EnginePlayer:
         self,
         engine: EngineDialect,
         search: asyncio.Future[chess.engine.PlayResult],
+        ended: asyncio.Future[None],
         request: ThinkRequest,
         limit: chess.engine.Limit,
     ) -> chess.engine.PlayResult | Decision:
         """The search's result, stopped at the deadline; errors become :class:`EngineError`.
 
-        A :class:`Decision` instead when the engine did not answer in time.
+        ``ended`` is completed by the search, the deadline or the watchdog. A
+        :class:`Decision` instead when the engine did not answer in time.
         """
         patience = self._patience(request, limit)
         loop = asyncio.get_running_loop()
-        # One future the search, the deadline or the watchdog completes: cheaper on
-        # every move than asyncio.wait, which builds its waiter for each call.
-        ended: asyncio.Future[None] = loop.create_future()
-        search.add_done_callback(lambda _: _complete(ended))
         timers = []
         if request.deadline is not None:
             stop_at = loop.time() + request.deadline - time.monotonic()

@@ -9,8 +9,10 @@ task on the same loop, so the port is read while an engine searches: a ``conclud
 ``reset``, ``disconnect`` or newer ``respond`` cancels the search at once, and the
 session drops any answer that no longer belongs to the referee's current request.
 python-chess's engine API is asyncio, so driving it on the client's own loop costs no
-thread hand-over per engine line either (``SimpleEngine`` runs its loop on a second
-thread and pays two thread switches per call). The one blocking call is the drained
+thread hand-over per call (``SimpleEngine`` runs its loop on a second thread and pays
+two thread switches per call); a UCI engine's lines during a search within a game are
+read on a thread of their own, which hands the loop one event per move
+(:mod:`serialref.client.searchreader`). The one blocking call is the drained
 write of a record, which at 9600 baud takes about 0.1 s on a real line: nothing else
 needs the loop meanwhile, since the engine's output waits in its pipe.
 

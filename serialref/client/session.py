@@ -182,7 +182,7 @@ TRANSITIONS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-_TABLE = StateTable(PlayerState, STATES, TRANSITIONS)
+_TABLE = StateTable(PlayerState, TRANSITIONS, states=STATES)
 """The table as the session runs it, row by row (:mod:`serialref.statetable` says why)."""
 
 

@@ -1,40 +1,43 @@
 """The UCI dialect: python-chess's UCI protocol with the client's additions.
 
 What both dialects add to python-chess is :class:`~serialref.client.dialect.Dialect`'s;
-a UCI engine is also sent each search in one write.
+a UCI engine's search within a game also leaves python-chess's engine layer.
 
 python-chess's ``play`` starts each search afresh: it checks the managed options,
 writes the FEN of the game's start and every move of the game, and parses each line
-of the engine's progress. Within a UCI game the client sends the same history again
-with a move or two more, so :meth:`UciEngine.search` keeps the ``position`` line from
-move to move and adds only the new moves, and sends it with ``go`` in one write;
+of the engine's progress, each read on its own turn of the event loop. Within a UCI
+game the client sends the same history again with a move or two more, so
+:meth:`UciEngine.search` keeps the ``position`` line from move to move, adds only the
+new moves and writes it with ``go`` in one write; the engine's output is read by a
+thread (:mod:`serialref.client.searchreader`) that wakes the event loop once, with the
+``bestmove``, and of the progress only the latest ``info`` line with a score is read.
 :meth:`UciEngine.new_game` announces a game (``ucinewgame``, ``isready``) before its
 first move is asked for. The engine's very first search, and any search the line
-cannot vouch for (a variant, a null move), is python-chess's ``play``.
+cannot vouch for (a variant, a null move), is python-chess's ``play``; the handshake,
+options, ``isready`` and ``quit`` stay python-chess's too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
+from collections.abc import Callable
 
 import chess
 import chess.engine
 
 from serialref.client.dialect import (
     FEATURE,
+    MAX_LINE,
     NUDGE_INTERVAL,
     PROGRESS,
     Dialect,
     played_variation,
 )
-from serialref.errors import escape
+from serialref.client.searchreader import SearchLines, SearchReader
 from serialref.rules.fairy import FairyBoard
 
 __all__ = ["UciEngine"]
-
-LOGGER = logging.getLogger(__name__)
 
 _UCI_SPEECH = re.compile(r"^\s*(?:id|option|uciok)\b")
 _UCI_PV = re.compile(r"\bpv\s+(.*)$")
@@ -55,6 +58,9 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         self._history: _PositionLine | None = None
         self._batch: list[str] | None = None
         self._pv_line = ""
+        self._reader: SearchReader | None = None
+        self._lines: SearchLines | None = None  # the latest search the reader kept lines of
+        self.returncode.add_done_callback(self._ended)
 
     async def initialize(self) -> None:
         """python-chess's handshake, with the nudges of the class docstring."""
@@ -73,6 +79,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         """As :meth:`Dialect.begin_search`, and the latest line with a variation is forgotten."""
         super().begin_search()
         self._pv_line = ""
+        self._lines = None
 
     def _line_received(self, line: str) -> None:
         if line.startswith("info") and self.initialized:
@@ -104,23 +111,89 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
         self._history = None
         await self.ping()
 
-    async def search(
-        self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool
-    ) -> chess.engine.PlayResult:
-        """``position`` and ``go`` in one write within a game (module docstring)."""
+    def start_search(
+        self,
+        board: chess.Board,
+        limit: chess.engine.Limit,
+        *,
+        game: object,
+        draw_offered: bool,
+        ended: Callable[[], None],
+    ) -> asyncio.Future[chess.engine.PlayResult]:
+        """The search, started now: within a game ``position`` and ``go`` go out in one
+        write at once and the reader's thread reads the answer (module docstring).
+
+        ``ended`` is called as soon as the search has its result or error. Cancelling
+        the future tells the engine to stop; its ``bestmove`` still ends the search, and
+        nothing else is written to the engine before it.
+        """
         steady = not self.first_game and self.game == game and not self.ponderhit
         position = self._position_line(board) if steady else None
         if position is None:
-            return await self.play(board, limit, game=game, info=PROGRESS)
+            search = asyncio.ensure_future(self.play(board, limit, game=game, info=PROGRESS))
+            search.add_done_callback(lambda _: ended())
+            return search
+        reader = self._reader or self._start_reader()
+        if reader.searching is not None:
+            failed = self.loop.create_future()
+            failed.set_exception(chess.engine.EngineError("a search began before the last ended"))
+            ended()
+            return failed
         self._batch = [position]
         try:
             self._go(limit)
-            lines = self._batch
+            request = "\n".join(self._batch)
         finally:
             self._batch = None
-        self.board = board.copy(stack=False)
-        request = "\n".join(lines)
-        return await self.communicate(lambda engine: _UciSearch(engine, request))
+        self.board = board
+        lines = self._lines = reader.expect_answer(self._result, ended)
+        super().send_line(request)
+        lines.answer.add_done_callback(self._abandoned)
+        return lines.answer
+
+    def _abandoned(self, answer: asyncio.Future[chess.engine.PlayResult]) -> None:
+        if answer.cancelled():
+            self.stop_search()
+
+    def _start_reader(self) -> SearchReader:
+        """The reader takes the engine's output over from python-chess's transport."""
+        assert self.transport is not None
+        pending, self._unfinished = self._unfinished, b""
+        reader = self._reader = SearchReader(
+            self.transport.get_pipe_transport(1),  # type: ignore[arg-type]
+            deliver=self._line_received,
+            cut=self._note_cut,
+            max_line=MAX_LINE,
+            pending=pending,
+        )
+        return reader
+
+    def _result(self, lines: SearchLines, answer: str) -> chess.engine.PlayResult:
+        """The ``bestmove``, legal in the searched board, with what the kept ``info`` lines
+        say. (An abandoned search is read too, on a board that may have moved on: its
+        result or error is for nobody.)"""
+        board = self.board
+        info: chess.engine.InfoDict = {}
+        for line in lines.info_lines():
+            info.update(chess.engine._parse_uci_info(line[5:], board, PROGRESS))
+        move: chess.Move | None = None
+        uci = answer.split()[1:2]
+        if uci and uci[0] not in ("(none)", "NULL"):
+            try:
+                move = board.parse_uci(uci[0].lower())
+            except ValueError as exc:
+                raise chess.engine.EngineError(exc) from exc
+        return chess.engine.PlayResult(move, None, info)
+
+    def _ended(self, returncode: asyncio.Future[int]) -> None:
+        """The process ended: a search in flight fails as python-chess's would."""
+        if self._reader is not None and not returncode.cancelled():
+            code = returncode.result()
+            self._reader.engine_ended(
+                chess.engine.EngineTerminatedError(
+                    f"engine process died unexpectedly (exit code: {code})"
+                )
+            )
 
     def send_line(self, line: str) -> None:
         """Send ``line``, or keep it for the write that :meth:`search` is putting together."""
@@ -156,7 +229,7 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
     def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
         """The variation's words are UCI moves, read without the board on python-chess's
         boards; a fairy variant's (squares beyond h8) are read move by move from ``board``."""
-        found = _UCI_PV.search(self._pv_line)
+        found = _UCI_PV.search(self._lines.variation_line() if self._lines else self._pv_line)
         words = found.group(1).split()[:limit] if found else []
         if isinstance(board, FairyBoard):
             return played_variation(board, words, uci=True)
@@ -184,53 +257,6 @@ class UciEngine(Dialect, chess.engine.UciProtocol):
 
     def _send_stop(self) -> None:
         self.send_line("stop")
-
-
-class _UciSearch(chess.engine.BaseCommand[chess.engine.PlayResult]):
-    """A ``go`` whose ``position`` was built by :class:`UciEngine` and sent with it.
-
-    It reads what python-chess's own play command reads for the client: the progress
-    lines the dialect passes on (the latest with a score, and those after it) and the
-    ``bestmove``, which must be legal in the searched position. The ``bestmove`` alone
-    ends the command, even one its caller gave up on: until then, every later command
-    waits behind it.
-    """
-
-    def __init__(self, engine: UciEngine, request: str) -> None:
-        super().__init__(engine)
-        self._uci = engine
-        self._request = request
-        self._info: chess.engine.InfoDict = {}
-
-    def start(self) -> None:
-        """Send the ``position`` and ``go`` lines."""
-        self._uci.send_line(self._request)
-
-    def line_received(self, line: str) -> None:
-        """Progress is read; ``bestmove`` ends the search."""
-        token, _, rest = line.partition(" ")
-        if token == "info":
-            self._info.update(chess.engine._parse_uci_info(rest, self._uci.board, PROGRESS))
-        elif token == "bestmove":
-            self._answer(rest)
-        else:
-            LOGGER.warning("%s: unexpected engine output: %s", self._uci, escape(line))
-
-    def cancel(self) -> None:
-        """Abandoned: the engine is told to stop, and its ``bestmove`` ends the command."""
-        self._uci.stop_search()
-
-    def _answer(self, words: str) -> None:
-        move: chess.Move | None = None
-        uci = words.split()[:1]
-        if uci and uci[0] not in ("(none)", "NULL"):
-            try:
-                move = self._uci.board.parse_uci(uci[0].lower())
-            except ValueError as exc:
-                raise chess.engine.EngineError(exc) from exc
-        if not self.result.done():
-            self.result.set_result(chess.engine.PlayResult(move, None, self._info))
-        self.set_finished()
 
 
 class _PositionLine:

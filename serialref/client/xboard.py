@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Callable
 
 import chess
 import chess.engine
@@ -150,11 +151,24 @@ class XBoardEngine(Dialect, chess.engine.XBoardProtocol):
         super().begin_search()
         self._post_line = ""
 
-    async def search(
-        self, board: chess.Board, limit: chess.engine.Limit, *, game: object, draw_offered: bool
-    ) -> chess.engine.PlayResult:
-        """python-chess's ``play``: an XBoard engine is told each move as it comes anyway."""
-        return await self.play(board, limit, game=game, info=PROGRESS, draw_offered=draw_offered)
+    def start_search(
+        self,
+        board: chess.Board,
+        limit: chess.engine.Limit,
+        *,
+        game: object,
+        draw_offered: bool,
+        ended: Callable[[], None],
+    ) -> asyncio.Future[chess.engine.PlayResult]:
+        """python-chess's ``play``: an XBoard engine is told each move as it comes anyway.
+
+        ``ended`` is called when the search has ended, as for a UCI engine.
+        """
+        search = asyncio.ensure_future(
+            self.play(board, limit, game=game, info=PROGRESS, draw_offered=draw_offered)
+        )
+        search.add_done_callback(lambda _: ended())
+        return search
 
     def variation(self, board: chess.Board, *, limit: int) -> tuple[chess.Move, ...]:
         """The variation's words are SAN or coordinates, read move by move from ``board``."""

@@ -16,7 +16,7 @@ import chess
 from serialref.clock import side_index
 from serialref.happenings import LineReceived, MatchEvent, RecordSent
 from serialref.observers.output import printable
-from serialref.referee.game import GameReferee
+from serialref.referee.game.machine import GameReferee
 from serialref.referee.match import MatchReferee
 from serialref.referee.settings import PORTS
 
@@ -61,7 +61,7 @@ def match_status(match: MatchReferee, recent: RecentLines) -> dict[str, object]:
             "event": settings.event,
             "time_control": settings.time_control.text,
         },
-        "game": None if match.game is None else _game_status(match.game, match.now()),
+        "game": None if match.game is None else _game_status(match.game, match.host.now()),
         "ports": {
             port: {
                 "name": session.name,
@@ -74,15 +74,16 @@ def match_status(match: MatchReferee, recent: RecentLines) -> dict[str, object]:
 
 
 def _game_status(game: GameReferee, now: float) -> dict[str, object]:
-    board = game.game.board
-    played = len(board.move_stack) - len(game.opening_moves)
-    clock = game.clock
+    sheet = game.sheet
+    board = sheet.board.board
+    played = len(board.move_stack) - len(sheet.opening_moves)
+    clock = sheet.chess_clock
     running = clock.running
     remaining = [_seconds(clock.remaining(side, now)) for side in (chess.WHITE, chess.BLACK)]
     return {
         "number": game.number,
         "state": game.state.value,
-        "white_port": game.white_port,
+        "white_port": sheet.white_port,
         "ply": played,
         "fen": board.fen(),
         "variant": board.uci_variant,

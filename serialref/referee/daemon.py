@@ -120,11 +120,10 @@ class _Port:
             self.board.loop.rewatch(self.fd, self, writes=wanted)
 
 
-class _PortWire:
-    """The referee's :class:`serialref.referee.match.Wire` over the board's open ports."""
+class _OpenPorts:
+    """The referee's :class:`~serialref.referee.host.PlayerPorts`: the board's open ports."""
 
-    def __init__(self, plans: dict[str, PortPlan], sink: _BoardSink) -> None:
-        self._plans = plans
+    def __init__(self, sink: _BoardSink) -> None:
         self._sink = sink
         self.ports: dict[str, _Port] = {}
 
@@ -145,12 +144,6 @@ class _PortWire:
     def waiting(self, port: str) -> bool:
         open_port = self.ports.get(port)
         return open_port is not None and open_port.writer.waiting
-
-    def transmission_time(self, port: str, nbytes: int) -> float:
-        open_port = self.ports.get(port)
-        if open_port is None or not open_port.link.transport.applies_line_delay:
-            return 0.0
-        return self._plans[port].settings.transmission_time(nbytes)
 
 
 class MatchBoard:
@@ -177,14 +170,20 @@ class MatchBoard:
         self.loop = loop
         self._plans = {plan.label: plan for plan in ports}
         self._sink = _BoardSink(loop, self)
-        self._wire = _PortWire(self._plans, self._sink)
+        self._ports = _OpenPorts(self._sink)
+        # The line time of the ports whose line time is not charged, known once each is
+        # open (a real serial line, or line_delay "on").
+        self._line_times: dict[str, Callable[[int], float]] = {}
         self._clock = clock
         self._on_ready = on_ready
         self._on_end = on_end
         self._retry: dict[str, tuple[float, Backoff]] = {}
         self._resume = resume
         self.error: Exception | None = None
-        self.referee = MatchReferee(settings, self._wire, recorders, observers, clock=clock)
+        self.referee = MatchReferee(
+            settings, self._ports, recorders, observers, line_times=self._line_times, clock=clock
+        )
+        self._lines = self.referee.lines
         self._reminder = SignOnReminder({plan.label: plan.url for plan in ports}, clock)
 
     def request_stop(self, reason: str) -> None:
@@ -216,18 +215,18 @@ class MatchBoard:
         deadlines = [
             self.referee.next_deadline(),
             *(at for at, _ in self._retry.values()),
-            *(port.writer.write_deadline() for port in self._wire.ports.values()),
+            *(port.writer.write_deadline() for port in self._ports.ports.values()),
             self._reminder.due(bool(self._absent())),
         ]
         return min((d for d in deadlines if d is not None), default=None)
 
     def handle(self, event: object) -> None:
         if isinstance(event, LineRead):
-            self.referee.on_line(event.port, event.text, event.at)
+            self._lines.on_line(event.port, event.text, event.at)
         elif isinstance(event, MalformedLineRead):
-            self.referee.on_malformed(event.port, event.reason, event.preview, event.at)
+            self._lines.on_malformed(event.port, event.reason, event.preview, event.at)
         elif isinstance(event, RecordLeft):
-            self.referee.on_record_left(event.port, event.at)
+            self._lines.on_record_left(event.port, event.at)
         elif isinstance(event, LinkLost):
             self._lost(event)
         elif isinstance(event, RefereeTask):
@@ -244,16 +243,16 @@ class MatchBoard:
         self._reminder.remind(self._absent())
 
     def settle(self) -> None:
-        self.referee.sync_records()
+        self.referee.publisher.sync()
 
     def on_stall(self, since: float, until: float) -> None:
         self.referee.on_stall(since, until)
 
     def end(self, error: Exception | None) -> None:
         self.error = error
-        for open_port in self._wire.ports.values():
+        for open_port in self._ports.ports.values():
             self._close_port(open_port, last_words=_LAST_WORDS)
-        self._wire.ports.clear()
+        self._ports.ports.clear()
         if self._on_end is not None:
             self._on_end(self)
 
@@ -269,18 +268,18 @@ class MatchBoard:
     def _check_writers(self) -> None:
         """A port whose waiting lines found no room for its write timeout is lost."""
         now = self._clock()
-        for label, open_port in list(self._wire.ports.items()):
+        for label, open_port in list(self._ports.ports.items()):
             deadline = open_port.writer.write_deadline()
-            if deadline is not None and now >= deadline and label in self._wire.ports:
+            if deadline is not None and now >= deadline and label in self._ports.ports:
                 for event in open_port.writer.flush():
                     self.handle(event)
 
     def _lost(self, event: LinkLost) -> None:
-        open_port = self._wire.ports.pop(event.port, None)
+        open_port = self._ports.ports.pop(event.port, None)
         if open_port is None:
             return
         self._close_port(open_port, last_words=0.0)
-        self.referee.on_line_lost(event.port, event.reason)
+        self._lines.on_line_lost(event.port, event.reason)
         if not self.referee.done:
             backoff = Backoff()
             self._retry[event.port] = (self._clock() + backoff.pause(), backoff)
@@ -305,12 +304,14 @@ class MatchBoard:
         transport = SerialTransport.open(plan.url, plan.settings)
         link = PortLink(label, transport, self._sink, newline=plan.newline, clock=self._clock)
         writer = LineWriter(label, transport, self._sink, newline=plan.newline, clock=self._clock)
+        if transport.applies_line_delay:
+            self._line_times[label] = plan.settings.transmission_time
         open_port = _Port(self, link, writer)
         if open_port.fd is None:
             link.start()
         else:
             self.loop.watch(open_port.fd, open_port)
-        self._wire.ports[label] = open_port
+        self._ports.ports[label] = open_port
 
     def _close_port(self, open_port: _Port, *, last_words: float) -> None:
         open_port.writer.close(last_words)

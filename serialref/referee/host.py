@@ -1,37 +1,40 @@
-"""The referee's boundaries: what the match needs from its ports, and a game from its match.
+"""The referee's boundary: the players' ports, the record of what happens, and the time.
 
-Both are protocols, so the match and its games are driven in tests by a fake wire and a
-fake clock, and the match stands between a game and everything outside it.
+:class:`PlayerPorts` is how the referee reaches the players; the board
+(:mod:`serialref.referee.daemon`) implements it over its open ports, tests over a list.
+:class:`RefereeHost` is what the match and its games act through: it sends records to
+the ports (each one recorded as sent), hands events to the :class:`Publisher`, and tells
+the time: the monotonic clock every deadline is kept on, the wall clock of the record,
+and a line's own time. Both clocks are injected, so tests drive time by hand.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+import time
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from serialref.epd.record import EpdRecord
-from serialref.happenings import MatchEvent
-from serialref.referee.adjudication import Verdict
-from serialref.referee.session import PortSession
-from serialref.referee.settings import MatchSettings
+from serialref.epd.writer import format_record
+from serialref.errors import LineLostError
+from serialref.referee.publisher import Publisher
 
-__all__ = ["GameHost", "Wire"]
+__all__ = ["PlayerPorts", "RefereeHost"]
+
+LOGGER = logging.getLogger(__name__)
 
 
-class Wire(Protocol):
-    """How the referee reaches the players."""
+class PlayerPorts(Protocol):
+    """How the referee reaches the players: one line at a time to a port."""
 
     def send(self, port: str, text: str, *, notify: bool = False) -> float | None:
         """Queue one line; when its last byte can have reached the player, or None.
 
         None: the port could not take it at once; with ``notify`` the referee hears
-        of its departure (:meth:`MatchReferee.on_record_left`). Raises LineLostError
-        when the line is down.
+        of its departure (the game's ``record_left``). Raises LineLostError when the
+        line is down.
         """
-        ...
-
-    def transmission_time(self, port: str, nbytes: int) -> float:
-        """Time ``nbytes`` take on that port's line (0 where no line delay applies)."""
         ...
 
     def waiting(self, port: str) -> bool:
@@ -39,42 +42,58 @@ class Wire(Protocol):
         ...
 
 
-class GameHost(Protocol):
-    """What a game needs from its match: the seats, the wire, the record and the time."""
+class RefereeHost:
+    """Sends records, publishes events and tells the time, for the match and its games.
 
-    @property
-    def settings(self) -> MatchSettings: ...
+    ``line_times`` holds, for each port whose line's own time is not charged to the
+    player (PROTOCOL.md 5), the time a number of bytes takes on it; the board fills it in
+    as it opens its ports (whether a port is a real serial line is known once it is
+    open), so no move asks the ports for it.
+    """
 
-    @property
-    def sessions(self) -> Mapping[str, PortSession]: ...
+    def __init__(
+        self,
+        ports: PlayerPorts,
+        publisher: Publisher,
+        *,
+        line_times: Mapping[str, Callable[[int], float]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ports = ports
+        self.publisher = publisher
+        self._line_times: Mapping[str, Callable[[int], float]] = (
+            {} if line_times is None else line_times
+        )
+        self._clock = clock
+        self._wall = wall_clock
 
     def send(self, port: str, record: EpdRecord | str, *, notify: bool = False) -> float | None:
-        """Send a record (or its normalised line); when it can have reached the player,
-        None while it waits."""
-        ...
+        """Send a record (or its normalised line) and record it as sent; when it can have
+        reached the player, or None while it waits.
 
-    def transmission_time(self, port: str, nbytes: int) -> float:
-        """The line time of ``nbytes`` on that port, where ``line_delay`` applies."""
-        ...
+        A line that is down gives None too: its loss reaches the referee from the loop.
+        """
+        text = record if isinstance(record, str) else format_record(record)
+        try:
+            left_at = self.ports.send(port, text, notify=notify)
+        except LineLostError as exc:
+            LOGGER.warning("port %s: could not send (%s)", port, exc)
+            return None
+        self.publisher.sent(
+            port, text, self._clock() if left_at is None else left_at, queued=left_at is None
+        )
+        return left_at
 
-    def publish(self, event: MatchEvent) -> None: ...
+    def now(self) -> float:
+        """The referee's monotonic time, which every deadline and clock is kept on."""
+        return self._clock()
 
-    def sync_records(self) -> None:
-        """Make what was recorded durable."""
-        ...
+    def wall_time(self) -> float:
+        """The time of day, for what is recorded (dates, the journal's times)."""
+        return self._wall()
 
-    def received(self, port: str, text: str, at: float) -> None:
-        """Record a line the game acts on, before what it causes."""
-        ...
-
-    def ignored(self, port: str, text: str, at: float, reason: str) -> None:
-        """Record (within limits) a line the game does not act on."""
-        ...
-
-    def now(self) -> float: ...
-
-    def wall_time(self) -> float: ...
-
-    def game_over(self, verdict: Verdict, white_port: str) -> None:
-        """The game has a result; inform and conclude went out."""
-        ...
+    def line_time(self, port: str, nbytes: int) -> float:
+        """The time ``nbytes`` take on ``port``'s line, where it is not charged (else 0)."""
+        time_of = self._line_times.get(port)
+        return 0.0 if time_of is None else time_of(nbytes)

@@ -1,18 +1,26 @@
 """The referee of one match between the players on two ports (EPD spec section 8).
 
-:class:`MatchReferee` is driven by one thread: it is handed every line event from both
-ports, the departures of records a port could not take at once, the referee's own
-stalls, and is woken at its deadlines (reset and conclude delays, a flag fall, a rejoin
-window). It decides, sends records through a :class:`Wire` and publishes
-:mod:`serialref.happenings` (:class:`serialref.referee.publisher.Publisher`). It never
-sleeps and never reads a port, so tests drive it with a fake clock and a fake wire.
+:class:`MatchReferee` plays the match's games one after another. Its states are a
+``transitions`` table, :data:`TRANSITIONS`, kept beside the callbacks its rows name:
+waiting for players, in a game (:class:`~serialref.referee.game.machine.GameReferee`),
+between games (the conclude delay of 8.1.1), done. The game to play next is always the
+one after the games that have a result, so a game interrupted before it began is played
+again with the same number and colours, and a game is never skipped (PROTOCOL.md 7).
 
-The match is a ``transitions`` state machine declared as one table: waiting for
-players, in a game (:class:`serialref.referee.game.GameReferee`), between games, done.
-The game to play next is always the one after the games that have a result, so a
-game interrupted before it began is played again with the same number and colours,
-and a game is never skipped (PROTOCOL.md 7). The per-port state lives in
-:class:`serialref.referee.session.PortSession`.
+The players' seats (:class:`~serialref.referee.session.PortSession`) are the match's
+between games: a player that signs on is reset for the next game, which begins once
+both are signed on and reset. While a game runs they are the game's: the line router
+(:mod:`serialref.referee.lines`) hands it what the players send, and the match takes
+them back when the game has a result, or was dropped before it began.
+
+It is driven by one thread: the board hands its ports' events to the line router, and
+wakes the match at its deadlines (the conclude delay, the game's reset delay, flag and
+rejoin windows, a paced ``sign_on``) and after its own stalls. It never sleeps and never
+reads a port, so tests drive it with a fake clock and fake ports. Records go out, and
+events are published, through its :class:`~serialref.referee.host.RefereeHost`: the
+:class:`~serialref.referee.publisher.Publisher` hands each event to the recorders, in
+order (a journal that cannot be written stops the match, PROTOCOL.md 7), then to the
+observers (one that fails is detached).
 """
 
 from __future__ import annotations
@@ -20,19 +28,15 @@ from __future__ import annotations
 import enum
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import chess
-from transitions import Machine
 
 from serialref import records
-from serialref.epd.parser import parse_record
 from serialref.epd.record import EpdRecord
-from serialref.epd.writer import format_record
-from serialref.errors import LineLostError, RecorderError, RecordError, UnexpectedRecordError
+from serialref.errors import RecorderError
 from serialref.happenings import (
-    Infraction,
     MatchEnded,
     MatchEvent,
     MatchListener,
@@ -42,22 +46,24 @@ from serialref.happenings import (
     Recorder,
     RefereeStalled,
 )
-from serialref.records import Refreq
 from serialref.referee.adjudication import Verdict
-from serialref.referee.game import GameReferee
-from serialref.referee.host import Wire
+from serialref.referee.farewell import STORAGE_FAILURE, disconnect_all
+from serialref.referee.game.machine import GameReferee
+from serialref.referee.game.moveclock import Pause
+from serialref.referee.game.replay import ResumedGame, resumed_game
+from serialref.referee.game.turn import reply_out_of_turn
+from serialref.referee.host import PlayerPorts, RefereeHost
+from serialref.referee.lines import LineRouter
 from serialref.referee.publisher import Publisher
-from serialref.referee.resume import ResumePoint, resumed_game
-from serialref.referee.session import PortSession, SessionState
+from serialref.referee.resume import ResumePoint
+from serialref.referee.session import PortSession
 from serialref.referee.settings import PORTS, MatchSettings
 from serialref.result import Result
+from serialref.statetable import StateTable
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["MatchReferee", "MatchState"]
-
-STORAGE_FAILURE = "referee storage failure"
-"""The ``c0`` of the ``fault`` every player gets when the journal cannot be written."""
+__all__ = ["TRANSITIONS", "MatchReferee", "MatchState"]
 
 
 class MatchState(enum.Enum):
@@ -70,11 +76,14 @@ class MatchState(enum.Enum):
 
 
 _M = MatchState
+_PLAYING_ON = [_M.WAITING_FOR_PLAYERS, _M.BETWEEN_GAMES]
 
 TRANSITIONS: list[dict[str, Any]] = [
-    # 8, steps 5-6: both players are signed on and reset: a game begins (reset delay, 8.1.6).
+    # 8, steps 5-6: both players are signed on and reset: a game begins (reset delay,
+    # 8.1.6). Between games the next one waits for the conclude delay (8.1.1).
     {"trigger": "players_ready", "source": _M.WAITING_FOR_PLAYERS, "dest": _M.IN_GAME,
-     "after": "_begin_game"},
+     "conditions": "_all_signed_on", "after": "_begin_game"},
+    {"trigger": "players_ready", "source": _M.BETWEEN_GAMES, "dest": None},
     # PROTOCOL.md 7: a player left before the first respond: the game is played again later.
     {"trigger": "game_interrupted", "source": _M.IN_GAME, "dest": _M.WAITING_FOR_PLAYERS,
      "after": "_drop_game"},
@@ -93,68 +102,84 @@ TRANSITIONS: list[dict[str, Any]] = [
     # A restarted referee whose journal holds every game's result.
     {"trigger": "all_games_played", "source": _M.WAITING_FOR_PLAYERS, "dest": _M.DONE,
      "after": "_finish"},
-    # 8.1.2: stopped (SIGTERM, SIGINT, SIGHUP): every signed-on player gets disconnect.
-    {"trigger": "stopped", "source": [_M.WAITING_FOR_PLAYERS, _M.IN_GAME, _M.BETWEEN_GAMES],
-     "dest": _M.DONE, "after": "_finish"},
+    # 8.1.2: stopped (SIGTERM, SIGINT, SIGHUP, the supervisor's abort): the game under way
+    # stops where it stands; every signed-on player gets disconnect. A match that is
+    # over stays as it ended.
+    {"trigger": "stop", "source": _PLAYING_ON, "dest": _M.DONE, "after": "_finish"},
+    {"trigger": "stop", "source": _M.IN_GAME, "dest": _M.DONE, "before": "_stop_game",
+     "after": "_finish"},
+    {"trigger": "stop", "source": _M.DONE, "dest": None},
+    # 3.2 (9): the supervisor's pause holds the game under way and every game after it,
+    # until it ends.
+    {"trigger": "pause", "source": _PLAYING_ON, "dest": None, "unless": "_paused",
+     "after": "_start_pause"},
+    {"trigger": "pause", "source": _M.IN_GAME, "dest": None, "unless": "_paused",
+     "after": ["_start_pause", "_pause_game"]},
+    {"trigger": "unpause", "source": _PLAYING_ON, "dest": None, "conditions": "_paused",
+     "after": "_end_pause"},
+    {"trigger": "unpause", "source": _M.IN_GAME, "dest": None, "conditions": "_paused",
+     "after": ["_end_pause", "_unpause_game"]},
+    # PROTOCOL.md 7: the journal cannot be written: the game stops, every player gets
+    # fault and disconnect, and the match is over; nothing more is recorded.
+    {"trigger": "storage_failed", "source": [*_PLAYING_ON, _M.DONE], "dest": _M.DONE,
+     "after": "_fault_everyone"},
+    {"trigger": "storage_failed", "source": _M.IN_GAME, "dest": _M.DONE, "before": "_stop_game",
+     "after": "_fault_everyone"},
 ]  # fmt: skip
+
+_TABLE = StateTable(
+    MatchState,
+    TRANSITIONS,
+    states=[{"name": state, "on_enter": "_log_change"} for state in MatchState],
+)
 
 
 class MatchReferee:
-    """Runs the games of one match between the players on ports ``a`` and ``b``."""
+    """Runs the games of one match between the players on ports ``a`` and ``b``.
+
+    ``line_times``: how long bytes take on each port's line where a line's own time is
+    not charged (see :class:`~serialref.referee.host.RefereeHost`).
+    """
 
     state: MatchState
-    # Triggers, made by the transitions table.
-    players_ready: Callable[[], bool]
-    game_interrupted: Callable[..., bool]
-    game_resumed: Callable[..., bool]
-    game_decided: Callable[..., bool]
-    conclude_delay_passed: Callable[[], bool]
-    all_games_played: Callable[[], bool]
-    stopped: Callable[..., bool]
 
     def __init__(
         self,
         settings: MatchSettings,
-        wire: Wire,
+        ports: PlayerPorts,
         recorders: Sequence[Recorder] = (),
         observers: Sequence[MatchListener] = (),
         *,
+        line_times: Mapping[str, Callable[[int], float]] | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
-        self._wire = wire
-        self._publisher = Publisher(
-            recorders, observers, wall_clock=wall_clock, on_storage_failure=self._storage_failed
+        self.publisher = Publisher(
+            recorders, observers, wall_clock=wall_clock, on_storage_failure=self._journal_failed
         )
-        self._clock = clock
-        self._wall = wall_clock
+        self.host = RefereeHost(
+            ports, self.publisher, line_times=line_times, clock=clock, wall_clock=wall_clock
+        )
         self.sessions = {
-            port: PortSession(port, name or f"Player {port.upper()}")
-            for port, name in zip(PORTS, settings.names, strict=True)
+            port: PortSession(port, name) for port, name in zip(PORTS, settings.names, strict=True)
         }
+        self.lines = LineRouter(self.sessions, self.publisher, ports, holder=self)
         self.games_done = 0
         self.score = [0.0, 0.0]
         self.game: GameReferee | None = None
         self._last_position: chess.Board | None = None
         self._delay_until: float | None = None
         self._stop_reason = ""
-        self.paused = False  # by the supervisor: every game's clocks stay stopped
-        self._machine = Machine(
-            model=self,
-            states=MatchState,
-            transitions=TRANSITIONS,
-            initial=MatchState.WAITING_FOR_PLAYERS,
-            auto_transitions=False,
-            after_state_change=self._log_change,
-        )
+        self._pause = Pause()
+        self.state = MatchState.WAITING_FOR_PLAYERS
 
     # ----------------------------------------------------------------- driving
 
     def start(self, resume: ResumePoint | None = None) -> None:
         """Announce the match; players are awaited, or (``resume``) the match continues."""
         settings = self.settings
-        self.publish(
+        self.publisher.publish(
             MatchStarted(
                 games=settings.games,
                 time_control=settings.time_control.text,
@@ -175,7 +200,9 @@ class MatchReferee:
 
     @property
     def done(self) -> bool:
-        return self.state is MatchState.DONE
+        """Whether the match is over: the supervisor's pause means nothing to it any more
+        (every other state has rows for it). The loop asks at every step."""
+        return not _TABLE.handles(self, "pause")
 
     @property
     def complete(self) -> bool:
@@ -187,202 +214,140 @@ class MatchReferee:
         """Whether a game is under way (a clock may be running: the loop keeps a heartbeat)."""
         return self.game is not None
 
+    @property
+    def paused(self) -> bool:
+        """Whether the supervisor's pause is on."""
+        return self._pause.on
+
     def next_deadline(self) -> float | None:
         """When :meth:`on_timer` must run next, or None to wait for lines only."""
-        deadlines = [self._delay_until, *(s.sign_ons.due() for s in self.sessions.values())]
+        deadlines = [self._delay_until, self.lines.next_deadline()]
         if self.game is not None:
             deadlines.append(self.game.next_deadline())
         return min((d for d in deadlines if d is not None), default=None)
 
     def on_timer(self) -> None:
         """Act on every deadline that has passed."""
-        now = self._clock()
-        for port, session in self.sessions.items():
-            held = session.sign_ons.release(now)
-            if held is not None:
-                self._on_sign_on(port, held)
+        now = self.host.now()
+        self.lines.on_timer(now)
         if self.game is not None:
             self.game.on_timer(now)
-        if (
-            self.state is MatchState.BETWEEN_GAMES
-            and self._delay_until is not None
-            and now >= self._delay_until
-        ):
+        if self._delay_until is not None and now >= self._delay_until:
             self._delay_until = None
             self.conclude_delay_passed()
 
-    def on_line(self, port: str, text: str, at: float) -> None:
-        """A line arrived on ``port``; its line end came at ``at``."""
-        if self.done:
-            return
-        with self._publisher.acting_on_line():
-            try:
-                record = parse_record(text)
-                request = records.player_request(record)
-            except (RecordError, UnexpectedRecordError) as exc:
-                self.ignored(port, text, at, f"not a player request: {exc}")
-                return
-            session = self.sessions[port]
-            if request is Refreq.SIGN_ON:
-                waits = session.sign_on_waits(record, at, unread=self._wire.waiting(port))
-                if waits:
-                    self._publisher.repeated(port, text, at, waits)
-                    return
-                self.received(port, text, at)
-                self._on_sign_on(port, record)
-            elif not session.signed_on:
-                self.ignored(port, text, at, f"{request.value} from a player that is not signed on")
-            elif request is Refreq.REPLY:
-                self._on_reply(port, record, text, at)
-            elif request is Refreq.SIGN_OFF:
-                self.received(port, text, at)
-                self._on_gone(port, "signed off", signed_off=True)
-            else:
-                self._on_player_fault(port, record, text, at)
-
-    def on_malformed(self, port: str, reason: str, preview: str, at: float) -> None:
-        """Line noise: logged and counted within limits, never acted on (PROTOCOL.md 1, 7)."""
-        self._publisher.malformed(port, reason, preview, at)
-
-    def on_line_lost(self, port: str, reason: str) -> None:
-        """The port's line went away; the game and the clocks go on."""
-        self.sessions[port].sign_ons.drop()  # a sign_on held from before is nobody's now
-        if self.sessions[port].state in (SessionState.OFFLINE, SessionState.DISCONNECTED):
-            return
-        LOGGER.warning("port %s: line lost (%s)", port, reason)
-        self._on_gone(port, f"line lost: {reason}", signed_off=False)
-
-    def on_record_left(self, port: str, at: float) -> None:
-        """A record the port could not take at once has left; it can have arrived at ``at``."""
-        if self.game is not None:
-            self.game.record_left(port, at)
-
     def on_stall(self, began: float, ended: float) -> None:
         """The referee did not run from ``began`` to ``ended``: no one is charged for it."""
-        LOGGER.warning("the referee did not run for %.2f s: that time is charged to no one",
-                       ended - began)  # fmt: skip
-        self.publish(RefereeStalled(seconds=ended - began))
+        LOGGER.warning(
+            "the referee did not run for %.2f s: that time is charged to no one", ended - began
+        )
+        self.publisher.publish(RefereeStalled(seconds=ended - began))
         if self.game is not None:
             self.game.on_stall(began, ended)
 
-    def stop(self, reason: str) -> None:
-        """End the match now (SIGTERM, SIGINT, SIGHUP): ``disconnect`` to every player."""
-        if self.done:
-            return
-        clocks = None
-        game = self.game
-        if game is not None and game.begun and not game.ended:
-            clocks = game.suspended_snapshot(self._clock())
-        self._stop_reason = reason
-        self.stopped(reason=reason, clocks=clocks)
+    # ---------------------------------------------------------------- triggers
 
-    # ----------------------------------------------------------- the game host
+    def players_ready(self) -> bool:
+        return _TABLE.fire(self, "players_ready")
 
-    def send(self, port: str, record: EpdRecord | str, *, notify: bool = False) -> float | None:
-        """Send a record (or its normalised line); when it can have reached the player, or
-        None while it waits.
+    def game_interrupted(self, port: str) -> bool:
+        """The game had not begun when the player on ``port`` left."""
+        return _TABLE.fire(self, "game_interrupted", port)
 
-        A line that is down gives None too: its loss reaches the referee from the loop.
+    def game_resumed(self, point: ResumePoint) -> bool:
+        return _TABLE.fire(self, "game_resumed", point)
+
+    def game_decided(self, verdict: Verdict, white_port: str) -> bool:
+        """The game has a result; inform and conclude went out."""
+        return _TABLE.fire(self, "game_decided", verdict, white_port)
+
+    def conclude_delay_passed(self) -> bool:
+        return _TABLE.fire(self, "conclude_delay_passed")
+
+    def all_games_played(self) -> bool:
+        return _TABLE.fire(self, "all_games_played")
+
+    def stop(self, reason: str) -> bool:
+        """End the match now (SIGTERM, SIGINT, SIGHUP, the supervisor's abort):
+        ``disconnect`` to every player."""
+        return _TABLE.fire(self, "stop", reason)
+
+    def pause(self) -> bool:
+        """The supervisor's pause: no clock runs, and the next ``respond`` waits."""
+        return _TABLE.fire(self, "pause")
+
+    def may_pause(self) -> bool:
+        return _TABLE.may(self, "pause")
+
+    def unpause(self) -> bool:
+        """The supervisor's pause is over: the clocks run again; a ``respond`` held back
+        by the pause goes out."""
+        return _TABLE.fire(self, "unpause")
+
+    def may_unpause(self) -> bool:
+        return _TABLE.may(self, "unpause")
+
+    def storage_failed(self, reason: str, unrecorded: MatchEvent | None) -> bool:
+        """The journal cannot be written (``reason``); it lacks ``unrecorded``, if any.
+
+        No clock runs from now on; every player is told the position a restart continues
+        from: before a move whose entry is what failed, which was never relayed
+        (PROTOCOL.md 7).
         """
-        text = record if isinstance(record, str) else format_record(record)
-        try:
-            left_at = self._wire.send(port, text, notify=notify)
-        except LineLostError as exc:
-            LOGGER.warning("port %s: could not send (%s)", port, exc)
-            return None
-        self._publisher.sent(port, text, self._clock() if left_at is None else left_at,
-                             queued=left_at is None)  # fmt: skip
-        return left_at
+        return _TABLE.fire(self, "storage_failed", reason, unrecorded)
 
-    def transmission_time(self, port: str, nbytes: int) -> float:
-        return self._wire.transmission_time(port, nbytes)
+    # ------------------------------------------------- the seats between games
 
-    def received(self, port: str, text: str, at: float) -> None:
-        self._publisher.received(port, text, at)
-
-    def ignored(self, port: str, text: str, at: float, reason: str) -> None:
-        self._publisher.ignored(port, text, at, reason)
-
-    def now(self) -> float:
-        return self._clock()
-
-    def wall_time(self) -> float:
-        return self._wall()
-
-    def game_over(self, verdict: Verdict, white_port: str) -> None:
-        self.game_decided(verdict=verdict, white_port=white_port)
-
-    def sync_records(self) -> None:
-        """Make the records of the step just handled durable (the loop calls it each step)."""
-        self._publisher.sync()
-
-    def publish(self, event: MatchEvent) -> None:
-        self._publisher.publish(event)
-
-    # ------------------------------------------------------------ sign-on/off
-
-    def _on_sign_on(self, port: str, record: EpdRecord) -> None:
+    def player_signed_on(self, port: str, name: str | None) -> None:
+        """A player signed on between games: it is reset for the next game."""
         session = self.sessions[port]
-        identity = records.sign_on_identity(record)
-        if identity.name and not self.settings.names[PORTS.index(port)]:
-            session.name = records.tag_value(identity.name)
-        again = session.signed_on
-        session.fire("sign_on_received")
-        self.publish(PlayerSignedOn(port=port, name=session.name))
-        LOGGER.info("port %s: %s signed on%s", port, session.name, " again" if again else "")
-        if self.game is not None:
-            self.game.signed_on_again(port)
-            return
+        session.note_sign_on(name)
+        self.publisher.publish(PlayerSignedOn(port=port, name=session.name))
         upcoming = self.games_done + 1
         board = self.settings.opening(upcoming).board()
-        session.note_reset(upcoming, self.send(port, records.reset(board)))
-        if self.state is MatchState.WAITING_FOR_PLAYERS:
-            self._start_game_if_ready()
+        session.note_reset(upcoming, self.host.send(port, records.reset(board)))
+        self.players_ready()
 
-    def _on_gone(self, port: str, reason: str, *, signed_off: bool) -> None:
+    def reply_received(self, port: str, record: EpdRecord, text: str, at: float) -> None:
+        """No game, no respond outstanding: a reply is stale or out of turn."""
+        reason = reply_out_of_turn(self.sessions[port], record).reason
+        self.publisher.ignored(port, text, at, reason)
+
+    def player_signed_off(self, port: str) -> None:
+        self._left(port, "signed off")
+
+    def line_lost(self, port: str, reason: str) -> None:
+        self._left(port, f"line lost: {reason}")
+
+    def fault_reported(self, port: str, reason: str, text: str, at: float) -> None:
+        """8.2.1: outside a game a player can repeat it at will, and it is only recorded,
+        within the limits of ignored lines (PROTOCOL.md 7)."""
+        if self.publisher.admits(port, at):
+            self.publisher.fault(port, self.sessions[port].name, reason, text, at)
+
+    def record_left(self, port: str, at: float) -> None:
+        """Between games no move waits for a record to leave."""
+
+    def _left(self, port: str, reason: str) -> None:
         self.sessions[port].note_left()
-        self.publish(PlayerSignedOff(port=port, reason=reason))
-        game = self.game
-        if game is None:
-            return
-        if not game.begun:
-            self.game_interrupted(port=port)
-            return
-        game.player_left(port, reason, signed_off=signed_off)
+        self.publisher.publish(PlayerSignedOff(port=port, reason=reason))
 
-    def _on_player_fault(self, port: str, record: EpdRecord, text: str, at: float) -> None:
-        # 8.2.1: it ends the game in play; outside one a player can repeat it at will, and it
-        # is only recorded, within the limits of ignored lines (PROTOCOL.md 7).
-        game = self.game
-        if (game is None or not game.begun or game.ended) and not self._publisher.admits(port, at):
-            return
-        self.received(port, text, at)
-        reason = " ".join(record.operand_texts("c0")) or "no reason given"
-        LOGGER.error(
-            "port %s: player %s reports a fault: %s", port, self.sessions[port].name, reason
-        )
-        self.publish(Infraction(port=port, reason=f"player fault: {reason}", text=text))
-        if game is not None:
-            game.player_fault(port, reason)
+    # ------------------------------------------------------------- callbacks
 
-    def _on_reply(self, port: str, record: EpdRecord, text: str, at: float) -> None:
-        if self.game is not None:
-            self.game.on_reply(port, record, text, at)
-        elif self.sessions[port].is_stale(record.position):
-            self.ignored(port, text, at, "stale reply: it answers an earlier respond")
-        else:
-            self.ignored(port, text, at, "reply out of turn")
+    def _all_signed_on(self) -> bool:
+        return all(session.signed_on for session in self.sessions.values())
 
-    # ---------------------------------------------------------- transitions
+    def _games_remain(self) -> bool:
+        return self.games_done < self.settings.games
 
-    def _start_game_if_ready(self, **_: object) -> None:
-        if all(session.signed_on for session in self.sessions.values()):
-            self.players_ready()
+    def _paused(self) -> bool:
+        return self._pause.on
+
+    def _start_game_if_ready(self) -> None:
+        self.players_ready()
 
     def _begin_game(self) -> None:
-        self.game = GameReferee(self.games_done + 1, self)
-        if self.paused:
-            self.game.pause(self._clock())
+        self._hand_seats(self._game(self.games_done + 1))
 
     def _drop_game(self, port: str) -> None:
         assert self.game is not None
@@ -392,46 +357,33 @@ class MatchReferee:
             self.game.number,
             port,
         )
-        self.game = None
+        self._take_seats_back()
 
     def _continue_game(self, point: ResumePoint) -> None:
         assert point.game is not None
         resumed = resumed_game(point, self.settings.time_control)
-        self.game = GameReferee(point.game.game, self, resumed=resumed)
-        if self.paused:
-            self.game.pause(self._clock())
-        self.game.start_restored()
+        game = self._game(point.game.game, resumed)
+        self._hand_seats(game)
+        game.resume()
 
     def _count_result(self, verdict: Verdict, white_port: str) -> None:
         assert self.game is not None
         self.games_done += 1
         self._count_score(verdict.result, white_port)
-        self._last_position = self.game.game.board
-        self.game = None
-        self._delay_until = self._clock() + self.settings.conclude_delay
-        self._publisher.count_left_out()
+        self._last_position = self.game.sheet.board.board
+        self._take_seats_back()
+        self._delay_until = self.host.now() + self.settings.conclude_delay
+        self.publisher.count_left_out()
 
-    def _games_remain(self, **_: object) -> bool:
-        return self.games_done < self.settings.games
-
-    def _finish(self, reason: str = "", clocks: dict[str, object] | None = None) -> None:
+    def _finish(self, reason: str = "") -> None:
         """8.1.2: ``disconnect`` to every signed-on player; the match's end is recorded."""
+        self._stop_reason = reason
         self._delay_until = None
-        self._publisher.count_left_out()
-        # The current position (8.1.2): the game's, or the last game's final one.
-        if self.game is not None:
-            board = self.game.game.board
-        elif self._last_position is not None:
-            board = self._last_position
-        else:
-            board = self.settings.opening(self.games_done + 1).board()
-        for port, session in self.sessions.items():
-            if session.signed_on:
-                self.send(port, records.disconnect(board))
-            if session.state is not SessionState.DISCONNECTED:
-                session.note_disconnect()
+        self.publisher.count_left_out()
+        disconnect_all(self.host, self.sessions, self._current_position())
+        clocks = None if self.game is None else self.game.clocks_at_stop
         self.game = None
-        self.publish(
+        self.publisher.publish(
             MatchEnded(
                 complete=not reason,
                 score=(self.score[0], self.score[1]),
@@ -440,34 +392,93 @@ class MatchReferee:
             )
         )
 
-    # ---------------------------------------------------------------- restore
+    def _stop_game(self, *_: object) -> None:
+        """The game under way stops where it stands: no clock runs from now on."""
+        assert self.game is not None
+        self.game.stop(at=self.host.now())
+
+    def _start_pause(self) -> None:
+        self._pause.on = True
+
+    def _pause_game(self) -> None:
+        assert self.game is not None
+        self.game.pause(at=self.host.now())
+
+    def _end_pause(self) -> None:
+        self._pause.on = False
+
+    def _unpause_game(self) -> None:
+        assert self.game is not None
+        self.game.unpause(at=self.host.now())
+
+    def _fault_everyone(self, reason: str, unrecorded: MatchEvent | None) -> None:
+        """Nothing more is recorded (the record would have a gap); what is recorded stays
+        as it is, so a restart continues from the last entry on disk: the position the
+        players are told."""
+        self._stop_reason = reason
+        game = self.game
+        position = chess.Board() if game is None else game.sheet.recorded_position(unrecorded)
+        disconnect_all(self.host, self.sessions, position, fault=STORAGE_FAILURE)
+
+    def _log_change(self, *_: object) -> None:
+        LOGGER.debug("match: %s", self.state.value)
+
+    # ------------------------------------------------------------------ restore
 
     def _resume(self, point: ResumePoint) -> None:
         """Continue a match from its journal (PROTOCOL.md 6 and 7)."""
         self.games_done = point.games_done
-        self.paused = point.paused
+        self._pause.on = point.paused
         for white_port, result in point.results:
             self._count_score(result, white_port)
-        for port, name, present in zip(PORTS, point.names, point.signed_on, strict=True):
-            session = self.sessions[port]
-            if name and not self.settings.names[PORTS.index(port)]:
-                session.name = name
-            if present:
-                session.fire("sign_on_received")
         LOGGER.warning(
             "resuming the match from its journal: %d game(s) finished%s%s",
             point.games_done,
             f", game {point.game.game} at ply {len(point.moves)}" if point.game else "",
             "; waiting for both players (it was stopped in order)" if point.orderly else "",
         )
+        for port, name, present in zip(PORTS, point.names, point.signed_on, strict=True):
+            session = self.sessions[port]
+            session.take_name(name)
+            if present:
+                session.note_sign_on(None)
         if point.game is not None:
-            self.game_resumed(point=point)
+            self.game_resumed(point)
         elif not self._games_remain():
             self.all_games_played()
         else:
-            self._start_game_if_ready()
+            self.players_ready()
 
-    # ------------------------------------------------------------------ plumbing
+    # ---------------------------------------------------------------- plumbing
+
+    def _game(self, number: int, resumed: ResumedGame | None = None) -> GameReferee:
+        return GameReferee(
+            number,
+            self.settings,
+            self.sessions,
+            self.host,
+            owner=self,
+            pause=self._pause,
+            resumed=resumed,
+        )
+
+    def _hand_seats(self, game: GameReferee) -> None:
+        """The game holds the seats while it runs."""
+        self.game = game
+        self.lines.holder = game
+
+    def _take_seats_back(self) -> None:
+        self.game = None
+        self.lines.holder = self
+
+    def _current_position(self) -> chess.Board:
+        """The position ``disconnect`` names (8.1.2): the game's, the last game's final
+        one, or before any game the first game's start."""
+        if self.game is not None:
+            return self.game.sheet.board.board
+        if self._last_position is not None:
+            return self._last_position
+        return self.settings.opening(self.games_done + 1).board()
 
     def _count_score(self, result: str, white_port: str) -> None:
         white = PORTS.index(white_port)
@@ -476,23 +487,7 @@ class MatchReferee:
             self.score[white] += points[0]
             self.score[1 - white] += points[1]
 
-    def _storage_failed(self, exc: RecorderError, unrecorded: MatchEvent | None) -> None:
-        """The journal cannot be written: stop the clocks, tell every player, stop.
-
-        Nothing more is recorded (the record would have a gap); what is recorded stays
-        as it is, so a restart continues from the last entry on disk.
-        """
+    def _journal_failed(self, exc: RecorderError, unrecorded: MatchEvent | None) -> None:
+        """The publisher's word that the journal cannot be written: stop the match."""
         LOGGER.critical("%s: stopping the match", exc)
-        self._stop_reason = str(exc)
-        game = self.game
-        board = chess.Board() if game is None else game.storage_failed(self._clock(), unrecorded)
-        for port, session in self.sessions.items():
-            if session.signed_on:
-                self.send(port, records.fault(board, STORAGE_FAILURE))
-                self.send(port, records.disconnect(board))
-            if session.state is not SessionState.DISCONNECTED:
-                session.note_disconnect()
-        self._machine.set_state(MatchState.DONE)
-
-    def _log_change(self, *_: object, **__: object) -> None:
-        LOGGER.debug("match: %s", self.state.value)
+        self.storage_failed(str(exc), unrecorded)

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 
 from serialref.errors import RecorderError
 from serialref.happenings import (
+    Infraction,
     LineReceived,
     LinesIgnored,
     MatchEvent,
@@ -149,6 +150,12 @@ class Publisher:
         if held is not None:
             self._record(held, on_behalf_of=held)
         self._observe()
+
+    def fault(self, port: str, name: str, reason: str, text: str, at: float) -> None:
+        """Record a player's ``fault`` (8.2.1), the line and the infraction it reports."""
+        self.received(port, text, at)
+        LOGGER.error("port %s: player %s reports a fault: %s", port, name, reason)
+        self.publish(Infraction(port=port, reason=f"player fault: {reason}", text=text))
 
     def ignored(self, port: str, text: str, at: float, reason: str) -> None:
         """Record a line the referee does not act on: a few per second, then a count."""

@@ -20,9 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeGuard
 
-import chess
-
-from serialref.clock import ChessClock
 from serialref.errors import ConfigError
 from serialref.happenings import (
     GameEnded,
@@ -37,11 +34,8 @@ from serialref.happenings import (
     SupervisorCommand,
 )
 from serialref.recorders.journal import JournalGame, games_from_journal, read_journal
-from serialref.referee.gamestates import GameState, ResumedGame
 from serialref.referee.incidents import MatchIncidents
-from serialref.referee.openings import Opening
 from serialref.referee.settings import PORTS, MatchSettings
-from serialref.rules import rules_of_tags
 from serialref.sprt import decision_in
 from serialref.timecontrol import TimeControl
 
@@ -50,7 +44,6 @@ __all__ = [
     "ResumePoint",
     "find_unfinished_match",
     "holds_finished_match",
-    "resumed_game",
     "unfinished_match",
 ]
 
@@ -266,36 +259,3 @@ def _shown(value: object) -> str:
         return " and ".join(repr(item) for item in value)
     return repr(value)
 
-
-def resumed_game(point: ResumePoint, control: TimeControl) -> ResumedGame:
-    """The journal's unfinished game, ready to go on: its board, clock and state.
-
-    After an orderly stop the clock is as it stood then (the move in progress keeps
-    the time it had used) and the game waits for both players; after a crash the
-    clock is as at the last move recorded (the time the referee was down, and the
-    move in flight, are charged to no one) and the players present are restored.
-    """
-    started = point.game
-    assert started is not None
-    board = Opening(started.fen, started.opening_moves, rules_of_tags(started.tags)).board()
-    for played in point.moves:
-        board.push_uci(played.uci)
-    last = point.moves[-1] if point.moves else None
-    if point.clocks is not None:
-        clock = ChessClock.restore(control, point.clocks)
-    else:
-        clock = ChessClock(
-            control,
-            consumed=last.consumed if last else (0.0, 0.0),
-            moves_made=last.moves_made if last else (0, 0),
-        )
-    for side, seconds in zip((chess.WHITE, chess.BLACK), point.added, strict=True):
-        if seconds:
-            clock.add_time(side, seconds)
-    return ResumedGame(
-        started=started,
-        board=board,
-        clock=clock,
-        offer_pending=last.draw_offer if last else False,
-        state=GameState.SUSPENDED if point.orderly else GameState.PLAYING,
-    )

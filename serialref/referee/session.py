@@ -1,9 +1,10 @@
 """One player's seat at the referee: a state machine per serial port.
 
 It knows whether a player is signed on, whether it is being reset, waiting, or
-to move, and so whether a record from it is in turn. The match drives it; it
-sends nothing itself. Rows of the table are numbered after the EPD
-specification section they implement.
+to move, and so whether a record from it is in turn. Whoever holds the seats
+drives it: the game while one runs, the match between games; it sends nothing
+itself. Rows of the table are numbered after the EPD specification section they
+implement.
 
 A ``reply`` answers one particular ``respond`` (PROTOCOL.md 7). The seat keeps the
 position the outstanding ``respond`` asks about and the positions of the earlier
@@ -20,10 +21,8 @@ import logging
 import math
 from typing import Any
 
-from transitions import Machine
-
 from serialref.epd.record import EpdRecord
-from serialref.errors import ProgrammingError
+from serialref.statetable import StateTable
 from serialref.wire.backoff import Backoff
 from serialref.wire.ratelimit import BurstLimit
 
@@ -61,35 +60,16 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "conclude_sent", "source": _IN_TOUCH, "dest": _S.SIGNED_ON},
     # 8.2.3 sign_off, 8.2.1 fault, 8.1.4 fault, or the line went away.
     {"trigger": "left", "source": [_S.OFFLINE, *_IN_TOUCH], "dest": _S.OFFLINE},
-    # 8.1.2 disconnect.
+    # 8.1.2 disconnect: the referee talks no more, however many times the match ends.
     {"trigger": "disconnect_sent", "source": [_S.OFFLINE, *_IN_TOUCH], "dest": _S.DISCONNECTED},
+    {"trigger": "disconnect_sent", "source": _S.DISCONNECTED, "dest": None},
 ]
 
-
-def _destinations() -> dict[tuple[str, SessionState], SessionState]:
-    """Each (trigger, state) the table allows, and the state it leads to.
-
-    ``transitions`` reads and checks the table; a seat's transitions have no
-    callbacks, so firing one is this lookup. Two fire per move, and going through
-    ``Machine`` for them cost more than the rest of a seat's work.
-    """
-    machine = Machine(
-        model=None,
-        states=SessionState,
-        transitions=TRANSITIONS,
-        initial=SessionState.OFFLINE,
-        auto_transitions=False,
-    )
-    return {
-        # A transition without a destination is internal: the seat stays where it is.
-        (trigger, SessionState[source]): SessionState[transition.dest or source]
-        for trigger, event in machine.events.items()
-        for source, transitions in event.transitions.items()
-        for transition in transitions
-    }
-
-
-_DESTINATIONS = _destinations()
+_TABLE = StateTable(
+    SessionState,
+    TRANSITIONS,
+    states=[{"name": state, "on_enter": "_log_change"} for state in SessionState],
+)
 
 
 def reply_keys(fen: str) -> tuple[str, ...]:
@@ -107,11 +87,13 @@ def reply_keys(fen: str) -> tuple[str, ...]:
 
 
 class PortSession:
-    """The referee's view of the player on one port."""
+    """The referee's view of the player on one port, called ``name`` where one is
+    configured, else by the name it signs on with (default ``Player A``)."""
 
-    def __init__(self, port: str, name: str) -> None:
+    def __init__(self, port: str, name: str | None = None) -> None:
         self.port = port
-        self.name = name
+        self.name = name or f"Player {port.upper()}"
+        self._name_configured = bool(name)
         self.state = SessionState.OFFLINE
         self.reset_at: float | None = None
         self.reset_for_game = 0
@@ -121,26 +103,43 @@ class PortSession:
         self._game = 0
         self.sign_ons = SignOnPace()
 
-    def fire(self, trigger: str) -> None:
-        """Fire a trigger; an impossible one is a referee bug, so it raises."""
-        try:
-            self.state = _DESTINATIONS[trigger, self.state]
-        except KeyError:
-            raise ProgrammingError(
-                f"port {self.port}: {trigger} is not possible when {self.state.value}"
-            ) from None
+    def _log_change(self, *_: object) -> None:
         if LOGGER.isEnabledFor(logging.DEBUG):
             LOGGER.debug("port %s: %s", self.port, self.state.value)
 
     @property
     def signed_on(self) -> bool:
-        return self.state in _IN_TOUCH
+        """Whether a player is signed on: only then can its seat be reset (8.1.6)."""
+        return _TABLE.may(self, "reset_sent")
 
     @property
     def to_move(self) -> bool:
-        return self.state is SessionState.TO_MOVE
+        """Whether a reply from the player is in turn: its seat has a row that takes it."""
+        return _TABLE.may(self, "reply_taken")
+
+    @property
+    def disconnected(self) -> bool:
+        """Whether the player was told ``disconnect``: the referee talks no more, and no
+        ``sign_on`` is taken again (8.1.2)."""
+        return not _TABLE.may(self, "sign_on_received")
 
     # --------------------------------------------------------- what it was told
+
+    def note_sign_on(self, name: str | None) -> None:
+        """A ``sign_on`` is answered: the player is registered, again if it restarted.
+
+        ``name`` is the one it gave (``tcsi``), if any: it is called by it unless a name
+        is configured for the port.
+        """
+        self.take_name(name)
+        again = self.signed_on
+        _TABLE.fire(self, "sign_on_received")
+        LOGGER.info("port %s: %s signed on%s", self.port, self.name, " again" if again else "")
+
+    def take_name(self, name: str | None) -> None:
+        """The player calls itself ``name`` (its ``sign_on``, or the journal's record of it)."""
+        if name and not self._name_configured:
+            self.name = name
 
     def note_reset(self, game: int, at: float | None) -> None:
         """A ``reset`` for ``game`` went out; earlier games' replies are stale from now on."""
@@ -148,7 +147,7 @@ class PortSession:
             self._answered_before, self._answered = self._answered, set()
             self._game = game
         self._retire()
-        self.fire("reset_sent")
+        _TABLE.fire(self, "reset_sent")
         self.reset_for_game = game
         if at is not None:
             self.reset_at = at
@@ -156,27 +155,32 @@ class PortSession:
     def note_respond(self, expected_fen: str) -> None:
         """A ``respond`` went out; a reply to it must name ``expected_fen``'s position."""
         self._retire()
-        self.fire("respond_sent")
+        _TABLE.fire(self, "respond_sent")
         self._outstanding = reply_keys(expected_fen)
+
+    def note_joined(self) -> None:
+        """``inform`` (and a restore's ``execute`` records) went out: the player follows
+        the game."""
+        _TABLE.fire(self, "game_joined")
 
     def note_reply(self) -> None:
         """The outstanding ``respond`` was answered; a repeat of the answer is stale."""
         self._retire()
-        self.fire("reply_taken")
+        _TABLE.fire(self, "reply_taken")
 
     def note_conclude(self) -> None:
         self._retire()
-        self.fire("conclude_sent")
+        _TABLE.fire(self, "conclude_sent")
 
     def note_left(self) -> None:
         self._retire()
         self.sign_ons.drop()
-        self.fire("left")
+        _TABLE.fire(self, "left")
 
     def note_disconnect(self) -> None:
         self._retire()
         self.sign_ons.drop()
-        self.fire("disconnect_sent")
+        _TABLE.fire(self, "disconnect_sent")
 
     def sign_on_waits(self, record: EpdRecord, at: float, *, unread: bool) -> str:
         """Why a ``sign_on`` that arrived at ``at`` is not answered now; "" when it is.

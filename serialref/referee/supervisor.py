@@ -20,8 +20,7 @@ import chess
 from serialref.errors import CommandError
 from serialref.happenings import SupervisorCommand
 from serialref.referee.adjudication import Termination, Verdict
-from serialref.referee.game import GameReferee
-from serialref.referee.gamestates import GameState
+from serialref.referee.game.machine import GameReferee
 from serialref.referee.match import MatchReferee
 from serialref.result import Result
 
@@ -30,7 +29,7 @@ __all__ = ["COMMANDS", "SIDES", "carry_out"]
 SIDES = {"white": chess.WHITE, "w": chess.WHITE, "black": chess.BLACK, "b": chess.BLACK}
 """How a side is named in ``add-time``."""
 
-_Action = Callable[[], None]
+_Action = Callable[[], object]
 
 
 def carry_out(match: MatchReferee, command: SupervisorCommand) -> None:
@@ -42,21 +41,15 @@ def carry_out(match: MatchReferee, command: SupervisorCommand) -> None:
         raise CommandError("the match is over")
     act = check(match, command.args)
     game = match.game.number if match.game is not None else None
-    match.publish(dataclasses.replace(command, game=game))
+    match.publisher.publish(dataclasses.replace(command, game=game))
     act()
 
 
 def _pause(match: MatchReferee, args: Sequence[str]) -> _Action:
     _no_arguments("pause", args)
-    if match.paused:
+    if not match.may_pause():
         raise CommandError("the match is paused already")
-
-    def act() -> None:
-        match.paused = True
-        if match.game is not None:
-            match.game.pause(match.now())
-
-    return act
+    return match.pause
 
 
 def _unpause(match: MatchReferee, args: Sequence[str]) -> _Action:
@@ -66,15 +59,9 @@ def _unpause(match: MatchReferee, args: Sequence[str]) -> _Action:
     journal (:mod:`serialref.referee.resume`).
     """
     _no_arguments("resume", args)
-    if not match.paused:
+    if not match.may_unpause():
         raise CommandError("the match is not paused")
-
-    def act() -> None:
-        match.paused = False
-        if match.game is not None:
-            match.game.unpause(match.now())
-
-    return act
+    return match.unpause
 
 
 def _adjudicate(match: MatchReferee, args: Sequence[str]) -> _Action:
@@ -91,7 +78,7 @@ def _adjudicate(match: MatchReferee, args: Sequence[str]) -> _Action:
     verdict = Verdict(result, Termination.ADJUDICATION, reason)
 
     def act() -> None:
-        game.end(verdict, at=match.now())
+        game.end(verdict, at=match.host.now())
 
     return act
 
@@ -101,9 +88,9 @@ def _restore(match: MatchReferee, args: Sequence[str]) -> _Action:
         raise CommandError(f"restore needs one port, A or B, not {' '.join(args)!r}")
     port = args[0].lower()
     game = _current_game(match, "restore")
-    if not match.sessions[port].signed_on:
+    if not game.may_restore(port):
         raise CommandError(f"the player on port {port.upper()} is not signed on")
-    return lambda: game.signed_on_again(port)  # as if it had signed on again
+    return lambda: game.restore(port)  # as if it had signed on again
 
 
 def _restart_game(match: MatchReferee, args: Sequence[str]) -> _Action:
@@ -111,7 +98,7 @@ def _restart_game(match: MatchReferee, args: Sequence[str]) -> _Action:
     game = _current_game(match, "restart-game")
 
     def act() -> None:
-        game.restart(at=match.now())
+        game.restart(at=match.host.now())
 
     return act
 
@@ -132,7 +119,7 @@ def _add_time(match: MatchReferee, args: Sequence[str]) -> _Action:
         raise CommandError(f"add-time: {args[1]!r} is not a number of seconds other than 0")
     game = _current_game(match, "add-time")
     side = SIDES[args[0].lower()]
-    return lambda: game.clock.add_time(side, seconds)
+    return lambda: game.sheet.chess_clock.add_time(side, seconds)
 
 
 def _no_arguments(name: str, args: Sequence[str]) -> None:
@@ -148,7 +135,7 @@ def _current_game(match: MatchReferee, name: str) -> GameReferee:
 
 def _begun_game(match: MatchReferee, name: str) -> GameReferee:
     game = _current_game(match, name)
-    if game.state not in (GameState.PLAYING, GameState.SUSPENDED):
+    if not game.may_end():
         raise CommandError(f"{name}: game {game.number} has not begun yet")
     return game
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import chess
@@ -145,14 +146,18 @@ def test_an_abandoned_search_is_ended_by_its_answer_and_the_engine_goes_on(
         try:
             board = chess.Board()
             limit = chess.engine.Limit(depth=30)
-            first = asyncio.ensure_future(engine.search(board, limit, game=1, draw_offered=False))
+            first = engine.start_search(
+                board, limit, game=1, draw_offered=False, ended=lambda: None
+            )
             while not any(line.startswith("go") for line in sent(log)):
                 await asyncio.sleep(0.01)  # another process writes the log: no event to await
             engine.stop_search()
             await first
             engine.begin_search()
             board.push_uci("e2e4")
-            second = asyncio.ensure_future(engine.search(board, limit, game=1, draw_offered=False))
+            second = engine.start_search(
+                board, limit, game=1, draw_offered=False, ended=lambda: None
+            )
             while sum(line.startswith("go") for line in sent(log)) < 2:
                 await asyncio.sleep(0.01)
             second.cancel()
@@ -165,3 +170,24 @@ def test_an_abandoned_search_is_ended_by_its_answer_and_the_engine_goes_on(
 
     commands = run(scenario())
     assert commands[-2:] == ["stop", "isready"], commands
+
+
+def test_an_engine_that_dies_within_a_game_is_reported_at_once(tmp_path: Path) -> None:
+    """The search within a game is read on the reader's thread; the process's end still
+    fails it at once, as python-chess's own search would fail (with no deadline and no
+    time limit, nothing else would ever end it)."""
+
+    async def scenario() -> float:
+        async with running(uci_settings(tmp_path / "uci.log", "crash-later")) as player:
+            board = chess.Board()
+            decision = await player.think(request(board))
+            assert decision.move is not None
+            board.push(decision.move)
+            board.push_san("e5")
+            started = time.monotonic()
+            with pytest.raises(EngineError, match=r"stopped: .*exit code: 3"):
+                await asyncio.wait_for(player.think(request(board)), 10.0)
+            assert player.pid is None
+            return time.monotonic() - started
+
+    assert run(scenario()) < 5.0

@@ -68,7 +68,7 @@ def harness() -> Harness:
 @pytest.fixture
 def server(tmp_path: Path, harness: Harness) -> Iterator[ControlServer]:
     control = ControlServer(tmp_path / "control.sock")
-    harness.referee._publisher._observers.append(control)  # as the assembly lists it
+    harness.referee.publisher._observers.append(control)  # as the assembly lists it
 
     def submit(task: Callable[[MatchReferee], None]) -> None:
         task(harness.referee)  # the test's thread waits for the answer: no race

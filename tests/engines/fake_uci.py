@@ -6,6 +6,7 @@ move in UCI order. Behaviours:
 
 - ``normal``: answers ``go`` at once;
 - ``crash``, ``crash-once``: exits on ``go`` (always, or the first time);
+- ``crash-later``: answers the first ``go`` as ``normal``, exits on the next;
 - ``stall-start-once``: the first process names itself, then never finishes ``uci``;
 - ``obey-stop``: searches until ``stop``, printing a principal variation first;
 - ``deaf``: prints a principal variation on ``go``, then answers nothing, ``stop`` included;
@@ -142,7 +143,11 @@ def main() -> None:
                     board.push_uci(uci)
         elif command == "go":
             crashed = log.with_suffix(".crashed")
-            if behaviour == "crash" or (behaviour == "crash-once" and not crashed.exists()):
+            if (
+                behaviour == "crash"
+                or (behaviour == "crash-once" and not crashed.exists())
+                or (behaviour == "crash-later" and answered)
+            ):
                 crashed.write_text("x")
                 sys.exit(3)
             fresh = behaviour == "fresh" or behaviour.startswith("trust-clock:")

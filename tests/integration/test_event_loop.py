@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from serialref.referee.match import MatchReferee
+from serialref.referee.lines import LineRouter
 from serialref.tournament.config import PlayerConfig, TournamentConfig
 from serialref.tournament.pairings import TournamentFormat
 from serialref.tournament.runner import TournamentRunner
@@ -33,15 +33,15 @@ def test_every_board_is_refereed_on_one_thread(
     threads: set[int] = set()
     boards_at_once: set[int] = set()
     referees: set[int] = set()
-    on_line = MatchReferee.on_line
+    on_line = LineRouter.on_line
 
-    def watched(referee: MatchReferee, port: str, text: str, at: float) -> None:
+    def watched(lines: LineRouter, port: str, text: str, at: float) -> None:
         threads.add(threading.get_ident())
-        referees.add(id(referee))
+        referees.add(id(lines))  # each match has its line router
         boards_at_once.add(len(runner._loop.boards))
-        on_line(referee, port, text, at)
+        on_line(lines, port, text, at)
 
-    monkeypatch.setattr(MatchReferee, "on_line", watched)
+    monkeypatch.setattr(LineRouter, "on_line", watched)
     runner = TournamentRunner(event_config(tmp_path))
     assert runner.run() is True
     assert len(threads) == 1 and threading.get_ident() not in threads

@@ -57,7 +57,7 @@ def troubled_match() -> list[MatchEvent]:
     match.advance(1.0)
     match.advance(1.0)  # game 4, Beta White; Alpha's line goes, and its flag falls
     match.send("b", reply_e4(), after=1.0)
-    match.referee.on_line_lost("a", "the cable was pulled")
+    match.referee.lines.on_line_lost("a", "the cable was pulled")
     match.advance(62.0)
     match.advance(1.0)
     assert match.referee.complete

@@ -535,8 +535,8 @@ def test_replies_out_of_turn_and_garbage_are_ignored_and_the_clock_runs(match: H
     after_e4 = chess.Board()
     after_e4.push_san("e4")
     match.send("b", records.reply(after_e4, after_e4.parse_san("e5")))  # White is to move
-    match.referee.on_line("a", "this is not EPD", match.clock.now)
-    match.referee.on_malformed("a", "byte 0x1b at column 1 is not printable", "\\x1b[2J", 0.0)
+    match.referee.lines.on_line("a", "this is not EPD", match.clock.now)
+    match.referee.lines.on_malformed("a", "byte 0x1b at column 1 is not printable", "\\x1b[2J", 0.0)
     assert not match.events.of(GameEnded)
     assert not match.events.of(MovePlayed)
     notes = [event.note for event in match.events.of(LineReceived) if event.note]
@@ -546,7 +546,8 @@ def test_replies_out_of_turn_and_garbage_are_ignored_and_the_clock_runs(match: H
     assert not match.events.of(Infraction)
     match.clock.now += 3.0
     assert match.referee.game is not None
-    assert match.referee.game.clock.consumed(chess.WHITE, match.clock.now) == pytest.approx(3.0)
+    consumed = match.referee.game.sheet.chess_clock.consumed(chess.WHITE, match.clock.now)
+    assert consumed == pytest.approx(3.0)
 
 
 def test_sign_off_in_a_game_loses_it(match: Harness) -> None:
@@ -621,7 +622,7 @@ def test_a_sign_on_held_when_the_line_is_lost_is_not_answered() -> None:
     match.start_game()
     match.sign_on("b", "Beta")
     match.sign_on("b", "Beta")
-    match.referee.on_line_lost("b", "hang-up")
+    match.referee.lines.on_line_lost("b", "hang-up")
     sent = len(match.lines("b"))
     match.advance(5.0)
     assert len(match.lines("b")) == sent
@@ -649,7 +650,7 @@ def test_a_restored_player_not_to_move_gets_no_respond(match: Harness) -> None:
 def test_a_lost_line_keeps_the_game_until_the_rejoin_window_closes() -> None:
     match = Harness(rejoin_window=30.0)
     match.start_game()
-    match.referee.on_line_lost("b", "hang-up")
+    match.referee.lines.on_line_lost("b", "hang-up")
     assert match.referee.sessions["b"].state is SessionState.OFFLINE
     match.move("a", "e4")  # White still plays; Black cannot be told
     match.advance(28.0)
@@ -751,7 +752,7 @@ def test_no_sequence_of_lines_makes_the_referee_fail(
     for port, line, pause in script:
         match.clock.now += pause
         match.referee.on_timer()
-        match.referee.on_line(port, line, match.clock.now)
+        match.referee.lines.on_line(port, line, match.clock.now)
     for port, text in match.wire.sent:
         assert records.referee_command(parse_record(text))  # only refcom records go out
         assert port in "ab"

@@ -40,6 +40,7 @@ from serialref.epd.writer import format_record
 from serialref.errors import LineLostError
 from serialref.happenings import GameEnded, GameStarted, MatchEvent, MovePlayed
 from serialref.recorders.journal import decode_entry, encode_entry
+from serialref.referee.game.states import GameState
 from serialref.referee.match import MatchReferee, MatchState
 from serialref.referee.resume import unfinished_match
 from serialref.referee.settings import PORTS, MatchSettings
@@ -113,9 +114,6 @@ class Wire:
         self.players[port].told(text)
         return self.clock.now
 
-    def transmission_time(self, port: str, nbytes: int) -> float:
-        return 0.0
-
     def waiting(self, port: str) -> bool:
         return bool(self.queued[port])
 
@@ -125,7 +123,7 @@ class Wire:
         for text, notify in waiting:
             self.players[port].told(text)
             if notify and self.referee is not None:
-                self.referee.on_record_left(port, self.clock.now)
+                self.referee.lines.on_record_left(port, self.clock.now)
 
     def lose(self, port: str) -> None:
         self.down.add(port)
@@ -141,10 +139,10 @@ class Wire:
         position = record.board()
         if "sm" in record:
             position.push(record.move("sm", position))
-        game = referee.game
+        game = referee.game.sheet
         to_move = game.white_port if position.turn == chess.WHITE else _other(game.white_port)
         assert port == to_move, f"respond to {port}, not to move in {position.fen()}"
-        assert position.board_fen() == game.game.board.board_fen()
+        assert position.board_fen() == game.board.board.board_fen()
 
 
 def _other(port: str) -> str:
@@ -177,8 +175,8 @@ class Journal:
             self.moves += 1
             referee = self.referee
             assert referee is not None and referee.game is not None
-            game = referee.game
-            before = game.game.board.copy(stack=1)
+            game = referee.game.sheet
+            before = game.board.board.copy(stack=1)
             move = before.pop()
             mover = game.white_port if before.turn == chess.WHITE else _other(game.white_port)
             assert (mover, before.epd(), move.uci()) in self.sent, f"{mover} never sent {move}"
@@ -214,7 +212,7 @@ class RefereeModel(RuleBasedStateMachine):
     # --- what players do -----------------------------------------------------------
 
     def _say(self, port: str, record: EpdRecord) -> None:
-        self.referee.on_line(port, format_record(record), self.clock.now)
+        self.referee.lines.on_line(port, format_record(record), self.clock.now)
 
     @rule(port=st.sampled_from(PORTS))
     def sign_on(self, port: str) -> None:
@@ -254,7 +252,7 @@ class RefereeModel(RuleBasedStateMachine):
     def repeat_the_last_reply(self, port: str) -> None:
         player = self.players[port]
         if player.online and player.last_reply is not None:
-            self.referee.on_line(port, player.last_reply, self.clock.now)
+            self.referee.lines.on_line(port, player.last_reply, self.clock.now)
 
     def _reply(self, port: str, board: chess.Board, choice: int, flag: str, offered: bool) -> None:
         moves = list(board.legal_moves)
@@ -275,11 +273,11 @@ class RefereeModel(RuleBasedStateMachine):
             self.sent.add((port, board.epd(), move.uci()))
         text = format_record(reply)
         self.players[port].last_reply = text
-        self.referee.on_line(port, text, self.clock.now)
+        self.referee.lines.on_line(port, text, self.clock.now)
 
     @rule(port=st.sampled_from(PORTS), noise=st.sampled_from(["xyz", "refreq", "8/8 w - -"]))
     def line_noise(self, port: str, noise: str) -> None:
-        self.referee.on_line(port, noise, self.clock.now)
+        self.referee.lines.on_line(port, noise, self.clock.now)
 
     @rule(port=st.sampled_from(PORTS), chance=st.integers(0, 4))
     def sign_off(self, port: str, chance: int) -> None:
@@ -294,7 +292,7 @@ class RefereeModel(RuleBasedStateMachine):
     def lose_the_line(self, port: str) -> None:
         self.wire.lose(port)
         self.players[port].online = False
-        self.referee.on_line_lost(port, "unplugged")
+        self.referee.lines.on_line_lost(port, "unplugged")
 
     @rule(port=st.sampled_from(PORTS))
     def stop_reading(self, port: str) -> None:
@@ -363,13 +361,13 @@ class RefereeModel(RuleBasedStateMachine):
         point = found.point
         assert point.games_done == referee.games_done
         game = referee.game
-        if game is None or not game.begun:
+        if game is None or game.state is GameState.RESETTING:
             assert point.game is None
             return
         assert point.game is not None and point.game.game == game.number
-        assert len(point.moves) == len(game.game.board.move_stack)
+        assert len(point.moves) == len(game.sheet.board.board.move_stack)
         if point.moves:
-            assert point.moves[-1].fen == game.game.fen
+            assert point.moves[-1].fen == game.sheet.board.fen
         self._resumed_asks_for_the_same_position(point)
 
     def _resumed_asks_for_the_same_position(self, point: object) -> None:
@@ -383,7 +381,7 @@ class RefereeModel(RuleBasedStateMachine):
         resumed.start(point)
         assert resumed.state is MatchState.IN_GAME
         assert resumed.game is not None and self.referee.game is not None
-        assert resumed.game.game.fen == self.referee.game.game.fen
+        assert resumed.game.sheet.board.fen == self.referee.game.sheet.board.fen
 
     def teardown(self) -> None:
         self._check_journal()

@@ -27,8 +27,9 @@ from serialref.happenings import (
     SupervisorCommand,
 )
 from serialref.recorders.journal import JournalRecorder
-from serialref.referee.gamestates import GameState
-from serialref.referee.resume import find_unfinished_match, resumed_game, unfinished_match
+from serialref.referee.game.replay import resumed_game
+from serialref.referee.game.states import GameState
+from serialref.referee.resume import find_unfinished_match, unfinished_match
 from serialref.referee.settings import MatchSettings
 from serialref.timecontrol import TimeControl
 

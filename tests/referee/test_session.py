@@ -3,14 +3,14 @@ when a sign_on is answered."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import chess
 import pytest
-from transitions import Machine, MachineError
 
 from serialref import records
 from serialref.errors import ProgrammingError
 from serialref.referee.session import (
-    TRANSITIONS,
     IgnoredLines,
     PortSession,
     SessionState,
@@ -37,9 +37,9 @@ def test_reply_keys_accept_both_spellings_of_en_passant() -> None:
 
 def in_game(port: str = "a") -> PortSession:
     session = PortSession(port, "Alpha")
-    session.fire("sign_on_received")
+    session.note_sign_on(None)
     session.note_reset(1, 10.0)
-    session.fire("game_joined")
+    session.note_joined()
     return session
 
 
@@ -48,13 +48,13 @@ def test_a_seat_through_a_game() -> None:
     assert (session.state, session.signed_on, session.to_move) == (
         SessionState.OFFLINE, False, False,
     )  # fmt: skip
-    session.fire("sign_on_received")
+    session.note_sign_on(None)
     assert session.state is SessionState.SIGNED_ON and session.signed_on
     session.note_reset(1, 10.0)
     assert (session.state, session.reset_for_game, session.reset_at) == (
         SessionState.RESETTING, 1, 10.0,
     )  # fmt: skip
-    session.fire("game_joined")
+    session.note_joined()
     session.note_respond(START)
     assert session.state is SessionState.TO_MOVE and session.to_move
     session.note_reply()
@@ -72,46 +72,40 @@ def test_a_reset_that_waits_in_the_port_keeps_the_last_time() -> None:
 
 
 @pytest.mark.parametrize(
-    "trigger", ["reply_taken", "respond_sent", "game_joined", "conclude_sent", "reset_sent"]
+    ("note", "trigger"),
+    [
+        (PortSession.note_reply, "reply_taken"),
+        (lambda session: session.note_respond(START), "respond_sent"),
+        (PortSession.note_joined, "game_joined"),
+        (PortSession.note_conclude, "conclude_sent"),
+        (lambda session: session.note_reset(1, 0.0), "reset_sent"),
+    ],
 )
-def test_an_impossible_step_raises_for_a_seat_nobody_is_on(trigger: str) -> None:
-    with pytest.raises(ProgrammingError, match=f"{trigger} is not possible when offline"):
-        PortSession("a", "Alpha").fire(trigger)
+def test_an_impossible_step_raises_for_a_seat_nobody_is_on(
+    note: Callable[[PortSession], None], trigger: str
+) -> None:
+    with pytest.raises(ProgrammingError, match=f"{trigger} has no row when offline"):
+        note(PortSession("a", "Alpha"))
 
 
 def test_no_sign_on_after_disconnect() -> None:
     session = in_game()
     session.note_disconnect()
+    assert session.disconnected
     with pytest.raises(ProgrammingError):
-        session.fire("sign_on_received")
+        session.note_sign_on(None)
+    session.note_disconnect()  # told again: nothing changes
+    assert session.disconnected
 
 
-@pytest.mark.parametrize("trigger", sorted({row["trigger"] for row in TRANSITIONS}))
-@pytest.mark.parametrize("state", list(SessionState))
-def test_a_seat_steps_exactly_as_transitions_reads_the_table(
-    trigger: str, state: SessionState
-) -> None:
-    class Model:
-        pass
-
-    model = Model()
-    Machine(
-        model=model,
-        states=SessionState,
-        transitions=TRANSITIONS,
-        initial=state,
-        auto_transitions=False,
-    )
-    session = PortSession("a", "Alpha")
-    session.state = state
-    try:
-        model.trigger(trigger)  # type: ignore[attr-defined]
-    except MachineError:
-        with pytest.raises(ProgrammingError):
-            session.fire(trigger)
-    else:
-        session.fire(trigger)
-        assert session.state is model.state  # type: ignore[attr-defined]
+def test_a_name_given_at_sign_on_counts_unless_one_is_configured() -> None:
+    configured, unnamed = PortSession("a", "Configured"), PortSession("b")
+    assert (configured.name, unnamed.name) == ("Configured", "Player B")
+    for session in (configured, unnamed):
+        session.note_sign_on("FromTcsi")
+    assert (configured.name, unnamed.name) == ("Configured", "FromTcsi")
+    unnamed.note_sign_on(None)  # a sign_on without a name keeps the last one
+    assert unnamed.name == "FromTcsi"
 
 
 def test_a_player_can_leave_and_sign_on_again_from_any_state() -> None:
@@ -120,7 +114,7 @@ def test_a_player_can_leave_and_sign_on_again_from_any_state() -> None:
         prepare(session)
         session.note_left()
         assert session.state is SessionState.OFFLINE
-        session.fire("sign_on_received")
+        session.note_sign_on(None)
         assert session.state is SessionState.SIGNED_ON
 
 
@@ -148,7 +142,7 @@ def test_a_reply_to_the_previous_game_is_stale_then_forgotten() -> None:
     session.note_conclude()  # crossed on the wire by the reply to that respond
     session.note_reset(2, 20.0)
     assert session.is_stale(key(AFTER_E4))
-    session.fire("game_joined")
+    session.note_joined()
     session.note_conclude()
     session.note_reset(3, 30.0)
     assert not session.is_stale(key(AFTER_E4))
@@ -244,7 +238,7 @@ def test_a_player_quiet_for_a_whole_longest_pause_starts_again_at_the_first() ->
 def test_a_seat_holds_a_sign_on_within_the_pause_and_ignores_one_while_unread() -> None:
     session = PortSession("b", "Beta")
     assert session.sign_on_waits(SIGN_ON, 1.0, unread=True) == ""  # not signed on yet
-    session.fire("sign_on_received")
+    session.note_sign_on(None)
     assert session.sign_on_waits(SIGN_ON, 1.1, unread=True).startswith("ignored: ")
     assert session.sign_on_waits(SIGN_ON, 1.2, unread=False).startswith("held: ")
     assert session.sign_ons.due() == 2.0

@@ -24,7 +24,8 @@ def remaining(harness: Harness) -> tuple[float, float]:
     game = harness.referee.game
     assert game is not None
     now = harness.clock.now
-    return game.clock.remaining(chess.WHITE, now), game.clock.remaining(chess.BLACK, now)
+    clock = game.sheet.chess_clock
+    return clock.remaining(chess.WHITE, now), clock.remaining(chess.BLACK, now)
 
 
 @pytest.fixture

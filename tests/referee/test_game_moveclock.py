@@ -1,4 +1,4 @@
-"""serialref.referee.moveclock: when a move's clock starts, on fake time."""
+"""serialref.referee.game.moveclock: when a move's clock starts, on fake time."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import chess
 import pytest
 
 from serialref.clock import ChessClock
-from serialref.referee.moveclock import MoveClock
+from serialref.referee.game.moveclock import MoveClock, Pause
 from serialref.timecontrol import TimeControl
 
 WHITE = chess.WHITE
 
 
-def a_move_clock(grace: float = 0.0) -> MoveClock:
-    return MoveClock(ChessClock(TimeControl.parse("60")), grace)
+def a_move_clock(grace: float = 0.0, pause: Pause | None = None) -> MoveClock:
+    return MoveClock(ChessClock(TimeControl.parse("60")), grace, pause or Pause())
 
 
 def test_a_respond_that_left_at_once_starts_the_move_then() -> None:
@@ -68,3 +68,43 @@ def test_time_the_referee_did_not_run_is_charged_to_no_one() -> None:
     moves.asked("a", WHITE, 0.0)
     moves.not_running(2.0, 12.0)
     assert moves.clock.consumed(WHITE, 13.0) == pytest.approx(3.0)
+
+
+def test_the_supervisors_pause_holds_the_move_until_it_is_released() -> None:
+    pause = Pause()
+    moves = a_move_clock(pause=pause)
+    moves.asked("a", WHITE, 0.0)
+    pause.on = True
+    moves.hold(2.0)
+    assert not moves.counting and moves.held
+    moves.left("a", 5.0)  # nothing it waited for: the clock stays held
+    pause.on = False
+    moves.release_move(10.0)
+    assert moves.clock.consumed(WHITE, 11.0) == pytest.approx(3.0)
+
+
+def test_a_move_whose_respond_waits_starts_when_it_leaves_after_the_pause() -> None:
+    pause = Pause()
+    moves = a_move_clock(pause=pause)
+    pause.on = True
+    moves.hold(0.0)
+    moves.asked("a", WHITE, None)  # sent before the pause began, still in the port
+    pause.on = False
+    moves.release_move(3.0)
+    assert not moves.counting  # its respond has not left: nothing to charge yet
+    moves.left("a", 7.0)
+    assert moves.clock.consumed(WHITE, 8.0) == pytest.approx(1.0)
+
+
+def test_a_suspended_move_stays_stopped_when_the_pause_ends() -> None:
+    pause = Pause()
+    moves = a_move_clock(pause=pause)
+    moves.asked("a", WHITE, 0.0)
+    moves.stop(4.0)  # suspended
+    pause.on = True
+    moves.hold(5.0)
+    pause.on = False
+    moves.release(9.0)  # no move is asked for: the clock waits for the next respond
+    assert moves.clock.consumed(WHITE, 20.0) == pytest.approx(4.0)
+    moves.asked("a", WHITE, 20.0)
+    assert moves.clock.consumed(WHITE, 21.0) == pytest.approx(5.0)
