@@ -224,6 +224,11 @@ class TimeControl:
         a clock restored from ``moves_made`` and ``consumed`` shows exactly what the
         original showed.
         """
+        periods = self.periods
+        if len(periods) == 1 and periods[0].moves is None:
+            # One period for the whole game (``300+2``), the usual control: the clock
+            # asks on every move, so the general sum is skipped.
+            return periods[0].seconds + moves_made * periods[0].increment
         return sum(
             period.seconds + moves * period.increment
             for period, moves in self._entered(moves_made)
