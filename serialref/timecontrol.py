@@ -52,7 +52,6 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 from serialref.errors import ConfigError
 
@@ -88,6 +87,8 @@ def _format_number(value: float) -> str:
     """
     if float(value).is_integer():
         return str(int(value))
+    from decimal import Decimal  # here: a third of a megabyte that whole seconds never need
+
     return format(Decimal(repr(value)), "f")
 
 
