@@ -21,7 +21,16 @@ Figures per ply (plies counted in each referee's PGN output):
   on the referee's stdout (all three print them), so process start-up is left out;
 - clients CPU: serialref's two ``serialref client`` bridges, measured the same way
   (the engines behind them excluded): what a player PC spends on the protocol;
-- peak RSS of the referee and of a client (``VmHWM``, sampled every 0.1 s).
+- peak RSS of the referee and of a client (``VmHWM``, sampled every 0.1 s);
+- serialref's referee memory against the game's length: one more ``serialref run``
+  referees one long game between two instant players in this process, and its resident
+  memory (``VmRSS``) is read as ply 20 and ply 400 are asked for (a referee that keeps
+  per-move state would grow);
+- the referee's turnaround at 115200 baud with its journal written ahead of the relay:
+  one game of ``bench/line_time.py`` (a reply's line end read to the next ``respond``
+  written, median).
+
+The last lines set each figure against its target.
 
 The machine, its load and the date are printed with the figures: compare only
 figures from one run.
@@ -30,6 +39,8 @@ figures from one run.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import platform
 import re
@@ -48,7 +59,12 @@ from pathlib import Path
 from typing import IO
 
 import chess.pgn
+import serial
 
+from serialref import records
+from serialref.epd.operations import Operation
+from serialref.epd.writer import format_record
+from serialref.testing import quiet_game
 from serialref.wire.nullmodem import null_modem_cable
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -58,6 +74,14 @@ PORTS_TIMEOUT = 120.0
 STARTED = re.compile(r"^Started game 1 of ")
 FINISHED = re.compile(r"^Finished game \d+ ")
 REFEREES = ("serialref", "fastchess", "cutechess-cli")
+RSS_PLIES = (20, 400)
+"""The plies at which the long game reads the referee's resident memory."""
+TURNAROUND_PLIES = 200
+# The targets the report sets the figures against.
+CPU_TARGET = 2.0  # serialref's referee CPU per ply against fastchess's
+RSS_TARGET = 25.0  # MB, the referee's peak
+FLAT_TARGET = 1.1  # RSS at the later ply against the earlier
+TURNAROUND_TARGET = 0.5  # ms, median at 115200 baud
 
 
 @dataclass
@@ -337,6 +361,99 @@ def run_serialref(
     return result
 
 
+def resident_kb(pid: int) -> int:
+    """A process's resident memory now (``VmRSS``), in kB."""
+    found = re.search(r"^VmRSS:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.M)
+    return int(found.group(1)) if found else 0
+
+
+def rss_by_ply(workdir: Path) -> dict[int, int]:
+    """The resident memory (kB) of a ``serialref run`` process by ply, in one long game.
+
+    Two instant players in this process answer every ``respond`` of a prepared game of
+    more than ``max(RSS_PLIES)`` plies; before answering the one for a ply of
+    ``RSS_PLIES`` they read the referee's ``VmRSS``. The side to move after the last
+    prepared move resigns. Empty when the game could not be played (see ``rss.err``).
+    """
+    game = quiet_game(max(RSS_PLIES) + 2)
+    found: dict[int, int] = {}
+    with ExitStack() as stack, cables() as (referee_ends, player_ends):
+        errors = stack.enter_context((workdir / "rss.err").open("wb"))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "serialref", "run", *referee_ends, "--games", "1",
+             "--tc", "3600", "--pgn", str(workdir / "rss.pgn"), "--reset-delay", "0",
+             "--conclude-delay", "0", "--log-level", "info"],
+            cwd=workdir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert process.stderr is not None
+        opened = LineWaiter(process.stderr, errors, r" opened ", 2)
+        if not opened.ready.wait(PORTS_TIMEOUT):
+            process.kill()
+            process.wait()
+            return found
+        ports = [stack.enter_context(serial.serial_for_url(end, timeout=30.0))
+                 for end in player_ends]  # fmt: skip
+        sides = zip(ports, (chess.WHITE, chess.BLACK), strict=True)
+        players = [threading.Thread(target=answer_prepared,
+                                    args=(port, side, game, process.pid, found), daemon=True)
+                   for port, side in sides]  # fmt: skip
+        for port, name in zip(ports, ("White", "Black"), strict=True):
+            port.write(format_record(records.sign_on(chess.Board(), name)).encode() + b"\r\n")
+        for player in players:
+            player.start()
+        try:
+            process.wait(MATCH_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        for player in players:
+            player.join(10.0)
+        opened.join()
+        process.stderr.close()
+    return found
+
+
+def answer_prepared(port: serial.Serial, side: chess.Color, game: list[str], pid: int,
+                    found: dict[int, int]) -> None:  # fmt: skip
+    """Play ``side`` of ``game`` instantly until ``disconnect``, noting the referee's
+    memory at the plies of ``RSS_PLIES``; resign when ``game`` has no move left."""
+    board = chess.Board()
+    while True:
+        line = port.read_until(b"\n")
+        if not line.endswith(b"\n") or b"refcom disconnect" in line:
+            return
+        if b"refcom respond" not in line:
+            continue
+        while board.turn != side:  # the opponent's move, which the respond relays
+            board.push_uci(game[len(board.move_stack)])
+        ply = len(board.move_stack)
+        if ply in RSS_PLIES:
+            found[ply] = resident_kb(pid)
+        if ply < len(game):
+            move = chess.Move.from_uci(game[ply])
+            port.write(format_record(records.reply(board, move)).encode() + b"\r\n")
+            board.push(move)
+        else:
+            resignation = records.reply(board, None, Operation("resign"))
+            port.write(format_record(resignation).encode() + b"\r\n")
+
+
+def turnaround(workdir: Path) -> float | None:
+    """The median turnaround (ms) of one ``bench/line_time.py`` game at 115200 baud,
+    journal on; None if that game failed (its error is printed)."""
+    import line_time  # beside this script
+
+    tree = Path(__file__).resolve().parent.parent
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            median = line_time.run(115200, TURNAROUND_PLIES, workdir, tree)
+    except (SystemExit, AssertionError, OSError, ValueError) as exc:
+        print(f"turnaround not measured: {exc!r}", file=sys.stderr)
+        return None
+    return median * 1000
+
+
 def describe_exit(code: int) -> str:
     if code < 0:
         name = signal.Signals(-code).name
@@ -387,7 +504,12 @@ def python_chess_floor(pgn: Path, rounds: int = 5) -> float | None:
 
 
 def report(
-    results: dict[str, list[Run]], given: dict[str, bool], header: str, floor: float | None
+    results: dict[str, list[Run]],
+    given: dict[str, bool],
+    header: str,
+    floor: float | None,
+    by_ply: dict[int, int],
+    turnaround_ms: float | None = None,
 ) -> None:
     print(header)
     print(f"{'referee':14} {'games':>5} {'plies':>6} {'referee CPU':>12} {'match wall':>11}"
@@ -424,12 +546,40 @@ def report(
             print(f"serialref / {peer}: referee CPU {ours[0] / theirs[0]:.2f}x, match wall {ratio}")
         else:
             print(f"serialref / {peer}: not measured")
+    early, late = (by_ply.get(ply) for ply in RSS_PLIES)
+    if early and late:
+        print(f"serialref referee RSS in one long game: {early / 1024:.1f} MB at ply"
+              f" {RSS_PLIES[0]}, {late / 1024:.1f} MB at ply {RSS_PLIES[1]}: ratio"
+              f" {late / early:.3f}")  # fmt: skip
+    else:
+        print("serialref referee RSS in one long game: not measured (see rss.err in the logs)")
+    print("serialref's referee against the targets:")
+    ours_cpu = figures.get("serialref", (None,))[0]
+    fastchess_cpu = figures.get("fastchess", (None,))[0]
+    peak = median(results.get("serialref", []), Run.referee_rss)
+    print(target_line("referee CPU per ply / fastchess's",
+                      ours_cpu / fastchess_cpu if ours_cpu and fastchess_cpu else None,
+                      "x", CPU_TARGET))  # fmt: skip
+    print(target_line("referee peak RSS", peak, " MB", RSS_TARGET, digits=1))
+    print(target_line(f"referee RSS at ply {RSS_PLIES[1]} / ply {RSS_PLIES[0]}",
+                      late / early if early and late else None, "", FLAT_TARGET))  # fmt: skip
+    print(target_line("turnaround at 115200 baud, journal written ahead (median)",
+                      turnaround_ms, " ms", TURNAROUND_TARGET))  # fmt: skip
     if floor is not None:
         print(f"python-chess's own work per ply, which no referee built on it can skip (read the"
               f" SAN, play it, look for the automatic endings, write the position):"
               f" {floor:.3f} ms")  # fmt: skip
         for referee, (cpu, _) in figures.items():
             print(f"{referee} / that work: referee CPU {cpu / floor:.2f}x")
+
+
+def target_line(name: str, value: float | None, unit: str, target: float,
+                digits: int = 3) -> str:  # fmt: skip
+    """``  NAME: VALUE (target <= TARGET): met`` (or ``not met``, or not measured)."""
+    if value is None:
+        return f"  {name}: not measured"
+    verdict = "met" if value <= target else "not met"
+    return f"  {name}: {value:.{digits}f}{unit} (target <= {target:g}{unit}): {verdict}"
 
 
 def fmt(value: float | None, width: int, digits: int = 3) -> str:
@@ -486,6 +636,8 @@ def main() -> int:
                 else:
                     run = run_peer(referee, path, engine, args.games, args.tc, workdir, watcher)
                 results.setdefault(referee, []).append(run)
+        by_ply = rss_by_ply(workroot)
+        turnaround_ms = turnaround(workroot)
     finally:
         watcher.stop()
     header = (
@@ -493,7 +645,8 @@ def main() -> int:
         f" referee (medians), players: {args.engine}\n"
         f"{started} on {machine()}; load {load_before} -> {loadavg()}; logs in {workroot}"
     )
-    report(results, given, header, python_chess_floor(workroot / "serialref-1" / "games.pgn"))
+    floor = python_chess_floor(workroot / "serialref-1" / "games.pgn")
+    report(results, given, header, floor, by_ply, turnaround_ms)
     return 0
 
 

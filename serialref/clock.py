@@ -212,7 +212,7 @@ class ChessClock:
 
     def consumed(self, side: chess.Color, at: float | None = None) -> float:
         """Thinking time ``side`` has used, including the running move when ``at`` is given."""
-        total = self._consumed[side_index(side)]
+        total = self._consumed[0 if side == chess.WHITE else 1]  # side_index, inline: hot
         if self._carried is not None and self._carried[0] == side:
             total += self._carried[1]
         if self._mover == side:
@@ -224,14 +224,13 @@ class ChessClock:
         if self._control.untimed:
             return math.inf
         first = self._control.periods[0]
-        added = self._added[side_index(side)]
+        index = 0 if side == chess.WHITE else 1  # side_index, inline: asked on every move
+        added = self._added[index]
         if first.sandclock:
             return (
                 first.seconds / 2 + added - self.consumed(side, at) + self.consumed(not side, at)
             )
-        return self._control.allotment(self._moves[side_index(side)]) + added - self.consumed(
-            side, at
-        )
+        return self._control.allotment(self._moves[index]) + added - self.consumed(side, at)
 
     def flag_deadline(self) -> float | None:
         """The ``at`` when the running side's time runs out (to wait on), if it can.

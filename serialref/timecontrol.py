@@ -52,7 +52,6 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 from serialref.errors import ConfigError
 
@@ -88,6 +87,8 @@ def _format_number(value: float) -> str:
     """
     if float(value).is_integer():
         return str(int(value))
+    from decimal import Decimal  # here: a third of a megabyte that whole seconds never need
+
     return format(Decimal(repr(value)), "f")
 
 
@@ -224,6 +225,11 @@ class TimeControl:
         a clock restored from ``moves_made`` and ``consumed`` shows exactly what the
         original showed.
         """
+        periods = self.periods
+        if len(periods) == 1 and periods[0].moves is None:
+            # One period for the whole game (``300+2``), the usual control: the clock
+            # asks on every move, so the general sum is skipped.
+            return periods[0].seconds + moves_made * periods[0].increment
         return sum(
             period.seconds + moves * period.increment
             for period, moves in self._entered(moves_made)

@@ -64,7 +64,9 @@ def test_the_report_says_not_measured_and_computes_the_ratios(
     broken = race.Run("fastchess", referee_cost=race.Cost(0.0, 0, -4),
                       problem=race.describe_exit(-4))  # fmt: skip
     given = {"serialref": True, "fastchess": False, "cutechess-cli": True}
-    race.report({"serialref": [ours], "cutechess-cli": [theirs]}, given, "header", 0.1)
+    by_ply = {20: 20_480, 400: 21_504}
+    race.report({"serialref": [ours], "cutechess-cli": [theirs]}, given, "header", 0.1, by_ply,
+                0.45)  # fmt: skip
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "header"
     assert lines[3].split() == ["serialref", "2", "1000", "0.500", "2.000", "2.500", "30.0", "25.0"]
@@ -74,9 +76,18 @@ def test_the_report_says_not_measured_and_computes_the_ratios(
     assert "serialref / cutechess-cli: referee CPU 2.00x, match wall 4.00x" in lines
     assert "serialref / that work: referee CPU 5.00x" in lines
     assert "cutechess-cli / that work: referee CPU 2.50x" in lines
+    assert ("serialref referee RSS in one long game: 20.0 MB at ply 20, 21.0 MB at ply 400:"
+            " ratio 1.050") in lines  # fmt: skip
+    assert "  referee CPU per ply / fastchess's: not measured" in lines
+    assert "  referee peak RSS: 30.0 MB (target <= 25 MB): not met" in lines
+    assert "  referee RSS at ply 400 / ply 20: 1.050 (target <= 1.1): met" in lines
+    assert ("  turnaround at 115200 baud, journal written ahead (median): 0.450 ms"
+            " (target <= 0.5 ms): met") in lines  # fmt: skip
     given["fastchess"] = True
-    race.report({"serialref": [ours], "fastchess": [broken]}, given, "header", None)
+    race.report({"serialref": [ours], "fastchess": [broken]}, given, "header", None, {20: 1})
     out = capsys.readouterr().out
+    assert "RSS in one long game: not measured" in out
+    assert "turnaround at 115200 baud, journal written ahead (median): not measured" in out
     assert "that work" not in out
     assert "fastchess      not measured: killed by SIGILL (an instruction this CPU lacks" in out
 
@@ -91,3 +102,23 @@ def test_the_python_chess_floor_replays_the_games_of_the_pgn(
     assert floor is not None and floor > 0
     pgn.write_text('[Result "*"]\n\n*\n\n')
     assert race.python_chess_floor(pgn) is None
+
+
+def test_the_long_game_reads_the_referees_memory_at_its_plies(
+    race: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(race, "RSS_PLIES", (2, 7))
+    found = race.rss_by_ply(tmp_path)
+    assert sorted(found) == [2, 7]
+    assert all(10_000 < kb < 200_000 for kb in found.values())
+    assert "Black resigns } 1-0" in (tmp_path / "rss.pgn").read_text()  # after 9 plies
+
+
+def test_the_turnaround_is_one_line_time_game_at_115200_baud(
+    race: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCH.parent))
+    monkeypatch.setattr(race, "TURNAROUND_PLIES", 10)
+    found = race.turnaround(tmp_path)
+    assert found is not None and 0.0 < found < 1000.0
+    assert (tmp_path / "journal-115200.jsonl").exists()

@@ -8,7 +8,11 @@ evaluation, however wild, reads as a mate.
 
 from __future__ import annotations
 
-import chess.engine
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for annotations only: the referee's PGN file reads these constants,
+    # and the engine module would bring asyncio into its process
+    import chess.engine
 
 __all__ = ["CHECKMATED", "MATE_BOUND", "centipawns", "mate_in"]
 

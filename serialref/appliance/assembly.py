@@ -21,6 +21,8 @@ from serialref.appliance.notify import SystemdNotifier
 from serialref.control.server import ControlServer
 from serialref.errors import ConfigError, recorder_error
 from serialref.happenings import (
+    GameEnded,
+    MatchEvent,
     MatchListener,
     PgnAppended,
     Recorder,
@@ -237,7 +239,7 @@ def run_referee(
             notifier.status(f"the match in {config.journal} is finished")
             notifier.stopping()
             return True
-    listeners = list(extra_listeners)
+    listeners: list[MatchListener] = [GarbageAfterGames(), *extra_listeners]
     if notifier.enabled:  # under systemd: each move's status line costs a datagram
         listeners.append(SystemdStatusObserver(notifier))
     daemon: RefereeDaemon | None = None
@@ -269,6 +271,26 @@ def run_referee(
         complete = daemon.run() or (parts.sprt is not None and parts.sprt.decided)
         notifier.stopping()
     return complete
+
+
+class GarbageAfterGames:
+    """Collects what finished games left behind, when a game ends (a match listener).
+
+    A game's objects refer to one another (its state machine and its referee, its
+    board and their moves), so they are freed by a full collection only, which the
+    collector starts once the objects that survived its younger collections come to a
+    quarter of those it keeps: after dozens of games, each having raised the
+    referee's memory by some 85 kB. Collected at each game's end, the memory stays
+    that of one game. Everything built before the match is frozen (``gc.freeze``), so
+    a collection walks only what the match made since.
+    """
+
+    def handle(self, event: MatchEvent) -> None:
+        if isinstance(event, GameEnded):
+            gc.collect()
+
+    def close(self) -> None:
+        pass
 
 
 def _control_server(config: MatchConfig) -> ControlServer | None:

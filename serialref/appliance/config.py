@@ -22,7 +22,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -340,6 +339,9 @@ def _flag(option: MatchOption[Any], port: int = 0) -> str:
 def read_toml(path: Path) -> dict[str, object]:
     """The TOML document in ``path``: an :class:`InputError` when it cannot be read, a
     :class:`ConfigError` with the line and column when it is no TOML."""
+    # Imported here: half a megabyte resident in every referee, most of which read no file.
+    import tomllib
+
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -1,255 +1,37 @@
-"""The PGN file: each finished game, appended with ``chess.pgn`` once it has ended.
+"""The PGN file: each finished game, appended once it has ended.
 
 PGN is the record people and other programs read; the journal is the one a
 restore reads. So a game reaches the PGN file only when it has ended, in one
 write that is ``fsync``-ed, and an unfinished game is left to the journal (the
 resumed run writes it when it ends). A game the file could not take (a full disk)
-waits and is written later, exactly once (PROTOCOL.md 7).
-
-Text from players (names in tags, analysis, reasons) must never break the file.
-python-chess writes tag values verbatim, quotes and backslashes included, and
-accepts line breaks in the Seven Tag Roster; in comments it drops ``}`` but
-keeps line breaks. So this module escapes tag values as the PGN standard says
-(``\\\\`` and ``\\"``, section 8.1.1), replaces every unprintable character
-with a space, and in comments turns braces and brackets into parentheses, which
-also keeps a player from forging ``[%clk ...]`` commands. python-chess reads
-an escaped tag back still escaped (it does not unescape); other PGN tools do.
-
-A move's comment is what engine testers' tools read: the clock (``[%clk]``), the
-move's time (``[%emt]``), the player's score and depth as python-chess writes and
-reads them (``[%eval 0.29,19]``, ``[%eval #-3]``: from White's side, in pawns), then
-fastchess's ``n=`` (nodes) and ``pv="..."`` (the principal variation, in SAN as the
-player sent it). The game's times are cutechess-cli's tags ``GameStartTime``,
-``GameEndTime`` and ``GameDuration``.
+waits and is written later, exactly once (PROTOCOL.md 7). Each game's text is
+:func:`~serialref.recorders.pgntext.pgn_text`'s. Only a restart that finds a game
+written but not marked in the journal reads PGN back, with ``chess.pgn``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime
 import io
 import logging
-import math
 import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import chess
-import chess.engine
-import chess.pgn
-
-from serialref.analysis.scores import CHECKMATED, mate_in
-from serialref.clock import format_clock, side_index
 from serialref.errors import RecorderError, recorder_error
 from serialref.happenings import GameEnded, GameStarted, MatchEvent, MovePlayed, SupervisorCommand
 from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import JournalGame
-from serialref.rules import rules_of_tags
+from serialref.recorders.pgntext import pgn_text
 
-__all__ = ["PgnRecorder", "pgn_text"]
+if TYPE_CHECKING:
+    import chess.pgn
+
+__all__ = ["PgnRecorder"]
 
 LOGGER = logging.getLogger(__name__)
-
-# Tags whose value this module derives from the events, whatever GameStarted.tags says.
-_DERIVED_TAGS = frozenset({"Result", "Termination", "PlyCount", "SetUp", "FEN"})
-
-_COMMENT_DELIMITERS = str.maketrans("{}[]", "()()")
-
-
-def _printable(text: str) -> str:
-    """Replace what could end a line or drive a terminal (controls, line separators)."""
-    return "".join(char if char.isprintable() else " " for char in text)
-
-
-def _tag_value(text: str) -> str:
-    """A PGN string token's contents: printable, with backslash and quote escaped."""
-    return _printable(text).replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _comment_text(text: str) -> str:
-    """Text that cannot close a ``{...}`` comment or open a ``[%...]`` command in it."""
-    return " ".join(_printable(text).translate(_COMMENT_DELIMITERS).split())
-
-
-def _score(mover: chess.Color, analysis: dict[str, str]) -> chess.engine.PovScore | None:
-    """The mover's ``ce`` (spec 6.7: centipawns from the mover's side, mates in the spec's
-    encoding) as a score; None without one, or for ``ce`` values that are no score of a
-    move played (the mover checkmated, the spec's mark of an illegal position)."""
-    try:
-        ce = int(analysis["ce"])
-    except (KeyError, ValueError):
-        return None
-    if ce <= CHECKMATED:
-        return None
-    mate = mate_in(ce)
-    score = chess.engine.Cp(ce) if mate is None else chess.engine.Mate(mate)
-    return chess.engine.PovScore(score, mover)
-
-
-def _depth(analysis: dict[str, str]) -> int | None:
-    depth = analysis.get("acd", "")
-    return int(depth) if depth.isdigit() else None
-
-
-def _analysis_text(
-    mover: chess.Color, analysis: dict[str, str], scratch: chess.pgn.GameNode
-) -> str:
-    """``[%eval 0.35,19] n=120000 pv="Nf3 Nc6 Bb5"`` from a move's EPD analysis opcodes.
-
-    python-chess's own ``set_eval`` writes the score (on ``scratch``, a node whose
-    comment is borrowed), so that its ``eval()`` and ``eval_depth()`` read it back.
-    """
-    parts = []
-    score = _score(mover, analysis)
-    if score is not None:
-        scratch.comment = ""
-        scratch.set_eval(score, _depth(analysis))
-        parts.append(scratch.comment)
-    nodes = analysis.get("acn", "")
-    if nodes.isdigit():
-        parts.append(f"n={nodes}")
-    variation = _comment_text(analysis.get("pv", "")).replace('"', "'")
-    if variation:
-        parts.append(f'pv="{variation}"')
-    return " ".join(parts)
-
-
-_TENTHS_BELOW = 10.0
-"""Seconds under which ``%clk`` and ``%emt`` show tenths: whole seconds would hide them."""
-
-
-def _pgn_clock(seconds: float) -> str:
-    return format_clock(seconds, tenths=seconds < _TENTHS_BELOW)
-
-
-def _move_comment(turn: chess.Color, played: MovePlayed, scratch: chess.pgn.GameNode) -> str:
-    """The comment after ``played`` (a move of ``turn``): its clock and analysis.
-
-    Clocks use the referee's own clock face (:func:`serialref.clock.format_clock`:
-    rounded down, never negative), so the PGN shows what the console and Style 12
-    show; an unlimited clock (``inf``) has no ``[%clk]``. Below ten seconds a clock or
-    a move time shows tenths (``[%emt 0:00:00.1]``), as a clock face in time trouble
-    does: at ``10+0.1`` every move would otherwise read ``0:00:00``.
-    """
-    remaining = played.remaining[side_index(turn)]
-    parts = [f"[%clk {_pgn_clock(remaining)}]"] if math.isfinite(remaining) else []
-    parts.append(f"[%emt {_pgn_clock(played.elapsed)}]")
-    analysis = _analysis_text(turn, played.analysis, scratch)
-    if analysis:
-        parts.append(analysis)
-    return " ".join(parts)
-
-
-def _headers(
-    started: GameStarted, plies: int, ended: GameEnded | None, start: chess.Board, usual: str
-) -> chess.pgn.Headers:
-    """The Seven Tag Roster and ``TimeControl`` from ``started.tags``, the result and
-    ``Termination`` from ``ended`` (``*`` and ``unterminated`` without it),
-    ``PlyCount``, the game's times, ``SetUp``/``FEN`` for a start other than ``usual``,
-    then any other tag of ``started.tags`` whose name PGN allows."""
-    headers = chess.pgn.Headers()
-    for name, value in started.tags.items():
-        if name in chess.pgn.TAG_ROSTER or name == "TimeControl":
-            headers[name] = _tag_value(value)
-    headers["Result"] = _tag_value(ended.result) if ended else "*"
-    headers["Termination"] = _tag_value(ended.termination) if ended else "unterminated"
-    headers["PlyCount"] = str(plies)
-    if ended is not None:
-        headers["GameDuration"] = _duration(ended.wall - started.wall)
-        headers["GameEndTime"] = _timestamp(ended.wall)
-    headers["GameStartTime"] = _timestamp(started.wall)
-    if start.fen() != usual:
-        headers["SetUp"] = "1"
-        headers["FEN"] = start.fen()
-    for name, value in started.tags.items():
-        if name in headers or name in _DERIVED_TAGS:
-            continue
-        try:
-            headers[name] = _tag_value(value)
-        except ValueError:
-            LOGGER.warning("game %d: %r is not a PGN tag name; tag left out", started.game, name)
-    return headers
-
-
-def _timestamp(wall: float) -> str:
-    """``2026-11-27T14:21:22.512 CET``: a time as cutechess-cli writes ``GameStartTime``
-    (Qt's ``yyyy-MM-ddThh:mm:ss.zzz t``: local time, milliseconds, the zone's name)."""
-    moment = datetime.datetime.fromtimestamp(wall).astimezone()
-    return f"{moment:%Y-%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d} {moment.tzname()}"
-
-
-def _duration(seconds: float) -> str:
-    """``01:02:03``: cutechess-cli's ``GameDuration``, whole seconds rounded down (past a
-    day the hours go on counting, where cutechess-cli leaves the tag out)."""
-    whole = max(0, int(seconds))
-    return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-
-
-class _PlayedSanExporter(chess.pgn.StringExporter):
-    """python-chess's PGN writer, given each move with the SAN it was announced with.
-
-    SAN needs the legal moves of the position (for disambiguation, check and mate),
-    which the referee generated when the move was played; doing it again was the
-    largest cost of a PGN game. The game is fed to the writer move by move rather than
-    built as a ``chess.pgn.Game`` and walked, which replays every move three times.
-    """
-
-    def write_move(self, board: chess.Board, san: str) -> None:
-        """Like ``visit_move``, with the SAN given."""
-        if board.turn == chess.WHITE:
-            self.write_token(f"{board.fullmove_number}. ")
-        elif self.force_movenumber:
-            self.write_token(f"{board.fullmove_number}... ")
-        self.write_token(f"{san} ")
-        self.force_movenumber = False
-
-
-def pgn_text(
-    started: GameStarted, moves: Sequence[MovePlayed], ended: GameEnded | None
-) -> str:
-    """One game of the match as PGN text (``ended=None``: still in progress).
-
-    Opening moves come first without clocks; each played move has its clock and
-    analysis in a comment; ``ended.reason`` is a comment after the last move. Every
-    move is checked legal where it is played. Raises ``ValueError`` (python-chess's)
-    for an invalid FEN, opening move or played move.
-    """
-    rules = rules_of_tags(started.tags)
-    board = rules.board(started.fen)
-    headers = _headers(
-        started, len(started.opening_moves) + len(moves), ended, board, rules.starting_fen
-    )
-    reason = _comment_text(ended.reason) if ended else ""
-    exporter = _PlayedSanExporter()
-    exporter.begin_game()
-    for name, value in headers.items():
-        exporter.visit_header(name, value)
-    exporter.end_headers()
-    scratch = chess.pgn.Game.without_tag_roster()
-    last = len(started.opening_moves) + len(moves) - 1
-    if reason and last < 0:
-        exporter.visit_comment(reason)
-    for index, san in enumerate(started.opening_moves):
-        move = board.parse_san(san)
-        exporter.write_move(board, san)
-        board.push(move)
-        if reason and index == last:
-            exporter.visit_comment(reason)
-    for index, played in enumerate(moves, start=len(started.opening_moves)):
-        move = rules.move(played.uci)
-        if not board.is_legal(move):
-            raise ValueError(f"illegal move {move.uci()} in {board.fen()}")
-        comment = _move_comment(board.turn, played, scratch)
-        exporter.write_move(board, played.san)
-        board.push(move)
-        if reason and index == last:
-            comment = f"{comment} {reason}"
-        exporter.visit_comment(comment)
-    exporter.visit_result(headers["Result"])
-    exporter.end_game()
-    return exporter.result()
-
 
 def _separator(tail: bytes) -> str:
     """What must precede the next game so it starts after a blank line."""
@@ -456,6 +238,8 @@ class PgnRecorder:
         starts = [match.start() for match in _GAME_START.finditer(data)]
         if not starts:
             return False
+        import chess.pgn  # on a restart only: see the module's docstring
+
         last = chess.pgn.read_game(io.StringIO(data[starts[-1] :].decode("utf-8", "replace")))
         this = chess.pgn.read_game(io.StringIO(pgn_text(started, moves, ended)))
         return last is not None and this is not None and _identity(last) == _identity(this)

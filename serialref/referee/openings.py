@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import chess
-import chess.pgn
 
 from serialref.epd.parser import parse_lenient
 from serialref.epd.position import position_problems
@@ -161,6 +160,10 @@ def _epd_openings(path: Path, text: str, rules: Rules) -> tuple[Opening, ...]:
 
 
 def _pgn_openings(path: Path, text: str, rules: Rules) -> tuple[Opening, ...]:
+    # Imported here, for a PGN book only: python-chess's PGN module brings its engine
+    # module and asyncio, 4 MB resident in a referee that never reads PGN otherwise.
+    import chess.pgn
+
     stream = io.StringIO(text)
     openings: list[Opening] = []
     while (game := chess.pgn.read_game(stream)) is not None:

@@ -31,7 +31,8 @@ from serialref.happenings import (
     RecordSent,
 )
 from serialref.recorders.journal import JournalGame
-from serialref.recorders.pgn import PgnRecorder, pgn_text
+from serialref.recorders.pgn import PgnRecorder
+from serialref.recorders.pgntext import pgn_text
 
 TAGS = {
     "Event": "Serial Cup", "Site": "Lab", "Date": "2024.05.01", "Round": "1",
