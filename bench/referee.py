@@ -90,6 +90,8 @@ def player_process(fd_text: str, colour: str, moves_file: str, think: str) -> No
                     board.push(record.move("sm", board))
                 assert board.turn == side
                 ply = len(board.move_stack)
+                if ply == len(moves):
+                    continue  # the game is played out: the bench stops the referee now
                 if ply == THINK_PLY and not thought:
                     thought = True
                     time.sleep(THINK_SECONDS)  # the player thinks; the referee must idle
