@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from serialref.appliance.assembly import assemble_match
+from serialref.appliance.assembly import GarbageAfterGames, assemble_match
 from serialref.appliance.config import load_config
 from serialref.elo import Score
 from serialref.errors import ConfigError, RecorderError, SerialrefError, recorder_error
-from serialref.happenings import MatchEnded
+from serialref.happenings import MatchEnded, MatchListener
 from serialref.recorders.filemode import private_file
 from serialref.recorders.journal import cut_torn_tail, read_journal
 from serialref.referee.daemon import MatchBoard
@@ -278,8 +278,9 @@ class TournamentRunner:
         def stop(reason: str) -> None:
             board.request_stop(reason)  # the board is made below, before its first game
 
-        parts = assemble_match(config, stack, extra_listeners=[progress, *audience],
-                               request_stop=stop)  # fmt: skip
+        # A finished game's objects are freed by a full collection only (GarbageAfterGames).
+        listeners: list[MatchListener] = [GarbageAfterGames(), progress, *audience]
+        parts = assemble_match(config, stack, extra_listeners=listeners, request_stop=stop)
 
         self._seats[pairing.number] = [
             (name, self._path(pairing, f"-{side}.log"), seat)

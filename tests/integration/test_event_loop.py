@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
 from collections import Counter
@@ -52,6 +53,18 @@ def test_every_board_is_refereed_on_one_thread(
     # Four players meet in three rounds of two pairings: each game is a sub-round.
     rounds = Counter(re.findall(r'\[Round "([^"]+)"\]', pgn))
     assert rounds == {"1.1": 2, "2.1": 2, "3.1": 2}
+
+
+def test_each_games_garbage_is_collected_when_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A game's objects form cycles: without a collection at each game's end an event's
+    # memory grows game by game, as a match's would (GarbageAfterGames).
+    collections: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda *_: collections.append(1) or 0)
+    runner = TournamentRunner(event_config(tmp_path, players=2, games=3))
+    assert runner.run() is True
+    assert len(collections) == 3
 
 
 def test_a_player_that_cannot_start_stops_the_event_instead_of_hanging_it(
