@@ -457,12 +457,12 @@ class EnginePlayer:
         clock = budget.limit()
         if clock is None:
             return fixed or chess.engine.Limit(time=UNTIMED_MOVETIME)
-        if (
-            budget.moves_to_go is not None
-            and self._moves_to_go is not None
-            and budget.moves_to_go > self._moves_to_go
+        if self._moves_to_go is not None and (
+            budget.moves_to_go is None or budget.moves_to_go > self._moves_to_go
         ):
-            self._clock_id = object()  # a new period: XBoard engines get a new ``level``
+            # A new period, counted or not (40/20:10+0.2 at move 40): XBoard engines get a
+            # new ``level``, or they would plan on a bonus that does not come.
+            self._clock_id = object()
         self._moves_to_go = budget.moves_to_go
         clock = dataclasses.replace(clock, clock_id=self._clock_id)
         if fixed is None:
