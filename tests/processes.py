@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from serialref.children import end_with_parent
@@ -83,3 +84,16 @@ def wait_for(
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(every)
     return found
+
+
+def wait_for_match_start(
+    referee: subprocess.Popen[Any], journal: Path, timeout: float = 20.0
+) -> None:
+    """Until ``serialref run`` has journalled its match's start (its ports are open, players
+    may be started); an :class:`AssertionError` if it exits before that or takes longer."""
+
+    def started() -> bool:
+        assert referee.poll() is None, "the referee exited before its match started"
+        return journal.exists() and b"MatchStarted" in journal.read_bytes()
+
+    wait_for(started, "the referee's match to start", timeout)

@@ -15,12 +15,11 @@ import json
 import shlex
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import chess
 import chess.pgn
+import processes
 
 from serialref.testing import null_modem_cable
 
@@ -36,7 +35,7 @@ def play(directory: Path) -> tuple[str, list[chess.pgn.Game], list[dict[str, obj
     pgn, journal, book = directory / "match.pgn", directory / "match.jsonl", directory / "book.epd"
     book.write_text("".join(f"{fen}\n" for fen in OPENINGS), encoding="utf-8")
     with null_modem_cable() as cable_a, null_modem_cable() as cable_b:
-        referee = subprocess.Popen(
+        referee = processes.start(
             [sys.executable, "-m", "serialref", "run", cable_a.path_a, cable_b.path_a,
              "--games", "4", "--tc", "10+0.1", "--pgn", str(pgn), "--journal", str(journal),
              "--reset-delay", "0.1", "--conclude-delay", "0.1", "--openings", str(book),
@@ -45,13 +44,10 @@ def play(directory: Path) -> tuple[str, list[chess.pgn.Game], list[dict[str, obj
             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True,
         )  # fmt: skip
-        deadline = time.monotonic() + 20
-        while not (journal.exists() and b"MatchStarted" in journal.read_bytes()):
-            assert time.monotonic() < deadline and referee.poll() is None, "referee not up"
-            threading.Event().wait(0.005)  # another process's file: nothing else to wait on
+        processes.wait_for_match_start(referee, journal)
         clients = []
         for cable, script in zip((cable_a, cable_b), SCRIPTS.values(), strict=True):
-            clients.append(subprocess.Popen(
+            clients.append(processes.start(
                 [sys.executable, "-m", "serialref", "client", cable.path_b, "--engine",
                  shlex.join([sys.executable, str(SCORED_UCI), script]), "--once"],
                 cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -373,10 +373,7 @@ def test_a_fractional_time_control_end_to_end(tmp_path: Path) -> None:
              "--reset-delay", "0.1", "--conclude-delay", "0.1"],
             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
-        deadline = time.monotonic() + 20
-        while not (journal.exists() and b"MatchStarted" in journal.read_bytes()):
-            assert time.monotonic() < deadline and referee.poll() is None, "referee not up"
-            threading.Event().wait(0.005)  # another process's file: nothing else to wait on
+        processes.wait_for_match_start(referee, journal)
         players = [
             processes.start(
                 [sys.executable, "-m", "serialref", "client", path, "--player", kind,

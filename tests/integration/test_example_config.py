@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import chess.pgn
@@ -32,10 +31,7 @@ def test_a_match_from_the_example_configuration_with_the_ports_overridden(tmp_pa
             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
         journal = tmp_path / "match.jsonl"  # relative in the example: the working directory
-        deadline = time.monotonic() + 20
-        while not (journal.exists() and b"MatchStarted" in journal.read_bytes()):
-            assert time.monotonic() < deadline and referee.poll() is None, "referee not up"
-            time.sleep(0.005)  # another process's file: nothing to wait on but the file
+        processes.wait_for_match_start(referee, journal)
         players = [
             processes.start([sys.executable, "-m", "serialref", "client", path,
                              "--player", kind, "--seed", "3", "--once"], stdin=subprocess.DEVNULL,

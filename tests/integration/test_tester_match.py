@@ -16,8 +16,6 @@ import re
 import shlex
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import chess
@@ -58,10 +56,7 @@ def play(directory: Path) -> tuple[subprocess.CompletedProcess[str], list[chess.
             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True,
         )  # fmt: skip
-        deadline = time.monotonic() + 20
-        while not (journal.exists() and b"MatchStarted" in journal.read_bytes()):
-            assert time.monotonic() < deadline and referee.poll() is None, "referee not up"
-            threading.Event().wait(0.005)  # another process's file: nothing else to wait on
+        processes.wait_for_match_start(referee, journal)
         clients = []
         for cable, (name, (behaviour, score)) in zip((cable_a, cable_b), SCORES.items(),
                                                      strict=True):  # fmt: skip
