@@ -19,7 +19,7 @@ import time
 
 import pyffish
 
-from serialref.referee.adjudication import GameBoard
+from serialref.referee.rulings import GameBoard
 from serialref.rules import find_rules
 
 VARIANTS = ("standard", "capablanca", "seirawan", "makruk", "shogi", "xiangqi")

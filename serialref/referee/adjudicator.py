@@ -42,7 +42,7 @@ from itertools import islice
 import chess
 
 from serialref.errors import ConfigError
-from serialref.referee.adjudication import Termination, Verdict
+from serialref.referee.rulings import Termination, Verdict
 from serialref.referee.tablebase import SyzygyTables
 from serialref.result import Result
 

@@ -46,7 +46,6 @@ from serialref.happenings import (
     Recorder,
     RefereeStalled,
 )
-from serialref.referee.adjudication import Verdict
 from serialref.referee.farewell import STORAGE_FAILURE, disconnect_all
 from serialref.referee.game.machine import GameReferee
 from serialref.referee.game.moveclock import Pause
@@ -56,6 +55,7 @@ from serialref.referee.host import PlayerPorts, RefereeHost
 from serialref.referee.lines import LineRouter
 from serialref.referee.publisher import Publisher
 from serialref.referee.resume import ResumePoint
+from serialref.referee.rulings import Verdict
 from serialref.referee.session import PortSession
 from serialref.referee.settings import PORTS, MatchSettings
 from serialref.result import Result

@@ -27,7 +27,7 @@ import chess
 from serialref.epd.parser import parse_lenient
 from serialref.epd.position import position_problems
 from serialref.errors import ConfigError, RecordError
-from serialref.referee.adjudication import GameBoard
+from serialref.referee.rulings import GameBoard
 from serialref.rules import STANDARD, Rules, find_rules
 
 __all__ = [

@@ -19,9 +19,9 @@ import chess
 
 from serialref.errors import CommandError
 from serialref.happenings import SupervisorCommand
-from serialref.referee.adjudication import Termination, Verdict
 from serialref.referee.game.machine import GameReferee
 from serialref.referee.match import MatchReferee
+from serialref.referee.rulings import Termination, Verdict
 from serialref.result import Result
 
 __all__ = ["COMMANDS", "SIDES", "carry_out"]

@@ -39,8 +39,8 @@ from serialref.happenings import (
     MovePlayed,
 )
 from serialref.recorders.journal import decode_entry
-from serialref.referee.adjudication import GameBoard, Verdict
 from serialref.referee.openings import Opening, start_problem
+from serialref.referee.rulings import GameBoard, Verdict
 from serialref.result import Result
 from serialref.rules import Rules, rules_of_tags
 

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialref.errors import ConfigError
-from serialref.referee.adjudication import Termination, Verdict
 from serialref.referee.adjudicator import (
     AdjudicationRules,
     DrawRule,
@@ -21,6 +20,7 @@ from serialref.referee.adjudicator import (
     parse_resign_rule,
     reported_score,
 )
+from serialref.referee.rulings import Termination, Verdict
 from serialref.referee.tablebase import SyzygyTables
 from serialref.result import Result
 

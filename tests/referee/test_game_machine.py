@@ -22,13 +22,13 @@ from serialref.happenings import (
     PlayerSignedOff,
     RecordSent,
 )
-from serialref.referee.adjudication import Verdict
 from serialref.referee.game.machine import GameReferee
 from serialref.referee.game.moveclock import Pause
 from serialref.referee.game.replay import ResumedGame
 from serialref.referee.game.states import GameState
 from serialref.referee.host import RefereeHost
 from serialref.referee.publisher import Publisher
+from serialref.referee.rulings import Verdict
 from serialref.referee.session import PortSession
 from serialref.referee.settings import MatchSettings, OnInfraction
 from serialref.timecontrol import TimeControl

@@ -7,8 +7,8 @@ import pytest
 
 from serialref.epd.parser import parse_record
 from serialref.happenings import MovePlayed
-from serialref.referee.adjudication import ReplyKind, Ruling, Termination, Verdict
 from serialref.referee.game.sheet import GameSheet
+from serialref.referee.rulings import ReplyKind, Ruling, Termination, Verdict
 from serialref.referee.settings import MatchSettings
 from serialref.result import Result
 from serialref.timecontrol import TimeControl

@@ -13,7 +13,6 @@ from serialref.clock import ChessClock
 from serialref.epd.operations import Operation
 from serialref.epd.parser import parse_record
 from serialref.epd.writer import format_record
-from serialref.referee.adjudication import GameBoard, ReplyKind, Ruling, Termination, Verdict
 from serialref.referee.game.moveclock import MoveClock, Pause
 from serialref.referee.game.turn import (
     FlagFell,
@@ -23,6 +22,7 @@ from serialref.referee.game.turn import (
     play,
     reply_out_of_turn,
 )
+from serialref.referee.rulings import GameBoard, ReplyKind, Ruling, Termination, Verdict
 from serialref.referee.session import PortSession
 from serialref.timecontrol import TimeControl
 

@@ -12,7 +12,7 @@ from serialref import records
 from serialref.appliance.config import load_config
 from serialref.errors import ConfigError
 from serialref.observers.console import board_with_coordinates
-from serialref.referee.adjudication import GameBoard, Termination, positions_match
+from serialref.referee.rulings import GameBoard, Termination, positions_match
 from serialref.result import Result
 from serialref.rules import STANDARD, find_rules, rules_of_tags, variant_names
 

@@ -10,7 +10,7 @@ import pyffish
 import pytest
 
 from serialref.epd.parser import parse_record
-from serialref.referee.adjudication import GameBoard
+from serialref.referee.rulings import GameBoard
 from serialref.result import Result
 from serialref.rules import find_rules
 from serialref.rules.fairy import FairyMove

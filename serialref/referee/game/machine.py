@@ -30,7 +30,6 @@ from typing import Any, Protocol
 
 from serialref.epd.record import EpdRecord
 from serialref.happenings import Infraction
-from serialref.referee.adjudication import ReplyKind, Ruling, Termination, Verdict
 from serialref.referee.game.moveclock import MoveClock, Pause
 from serialref.referee.game.replay import ResumedGame
 from serialref.referee.game.seats import GameSeats
@@ -44,6 +43,7 @@ from serialref.referee.game.turn import (
     reply_out_of_turn,
 )
 from serialref.referee.host import RefereeHost
+from serialref.referee.rulings import ReplyKind, Ruling, Termination, Verdict
 from serialref.referee.session import PortSession
 from serialref.referee.settings import PORTS, MatchSettings, OnInfraction, other_port
 from serialref.statetable import StateTable

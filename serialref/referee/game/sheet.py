@@ -23,10 +23,10 @@ from serialref import records
 from serialref.clock import ChessClock
 from serialref.epd.record import EpdRecord
 from serialref.happenings import GameEnded, GameStarted, MatchEvent, MovePlayed
-from serialref.referee.adjudication import GameBoard, Ruling, Termination, Verdict
 from serialref.referee.adjudicator import GameAdjudicator
 from serialref.referee.game.replay import ResumedGame, initial_board
 from serialref.referee.game.turn import play
+from serialref.referee.rulings import GameBoard, Ruling, Termination, Verdict
 from serialref.referee.settings import MatchSettings, other_port
 
 __all__ = ["GameSheet"]

@@ -7,7 +7,7 @@ outstanding: it arrived before that ``respond`` had left the referee, it names t
 position of an earlier ``respond`` (stale: it crossed a ``conclude``, a restore or the
 next ``respond`` on the line), or it is not the player's turn. A reply in turn whose
 player's flag fell before its thinking ended loses on time, whatever it says; any other
-is ruled on by :func:`~serialref.referee.adjudication.judge_reply`, or, in a position
+is ruled on by :func:`~serialref.referee.rulings.judge_reply`, or, in a position
 other than the game's, is an infraction. A ruling's words may decide the game by
 themselves (:func:`decided_by_words`): a resignation, a draw agreed.
 
@@ -25,7 +25,8 @@ import chess
 from serialref.clock import ChessClock
 from serialref.epd.record import EpdRecord
 from serialref.happenings import MovePlayed
-from serialref.referee.adjudication import (
+from serialref.referee.game.moveclock import MoveClock
+from serialref.referee.rulings import (
     GameBoard,
     ReplyKind,
     Ruling,
@@ -36,7 +37,6 @@ from serialref.referee.adjudication import (
     reply_analysis,
     wrong_position,
 )
-from serialref.referee.game.moveclock import MoveClock
 from serialref.referee.session import PortSession
 
 __all__ = [

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialref.epd.parser import parse_record
-from serialref.referee.adjudication import GameBoard, reply_analysis
+from serialref.referee.rulings import GameBoard, reply_analysis
 
 # Positions where a move changes squares in unusual ways: both castlings, an en
 # passant capture, promotions with and without capture, a Chess960 castling where
